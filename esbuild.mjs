@@ -1,0 +1,26 @@
+// Bundles the extension and the CLI into dist/ and copies the wasm files they load at run time.
+import { build } from 'esbuild';
+import { cpSync, mkdirSync } from 'fs';
+import { createRequire } from 'module';
+import { dirname, join } from 'path';
+
+const require = createRequire(import.meta.url);
+const grammars = join('dist', 'grammars');
+mkdirSync(grammars, { recursive: true });
+cpSync(join(dirname(require.resolve('web-tree-sitter')), 'tree-sitter.wasm'), join(grammars, 'tree-sitter.wasm'));
+const wasmDir = join(dirname(require.resolve('tree-sitter-wasms/package.json')), 'out');
+for (const name of ['typescript', 'tsx', 'javascript', 'python', 'go', 'rust', 'java']) {
+  cpSync(join(wasmDir, `tree-sitter-${name}.wasm`), join(grammars, `tree-sitter-${name}.wasm`));
+}
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  // node-llama-cpp is ESM with native binaries: loaded at run time with import(), never bundled.
+  external: ['vscode', 'node-llama-cpp'],
+};
+await build({ ...common, entryPoints: { extension: 'src/extension.ts', cli: 'src/cli/main.ts', indexWorker: 'src/index/worker.ts' }, outdir: 'dist' });

@@ -1,0 +1,254 @@
+import type { Node, Tree } from 'web-tree-sitter';
+import type { LanguageSpec } from './languages';
+import { extractImports } from './imports';
+import type { Chunk, ChunkKind, FileFacts, SymbolInfo, SymbolKind, TypeAnnotation } from './types';
+import { lineWindows } from './windows';
+
+/** Longest signature kept for a symbol; longer headers are cut at a line end. */
+const MAX_SIGNATURE_CHARS = 300;
+/** Top-level statements are grouped into chunks of at most this many lines. */
+const STATEMENT_GROUP_LINES = 40;
+/** Outlines longer than this keep their first lines only. */
+const MAX_OUTLINE_LINES = 80;
+
+const FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function']);
+
+interface Walk {
+  spec: LanguageSpec;
+  path: string;
+  lines: string[];
+  symbols: SymbolInfo[];
+  chunks: Chunk[];
+  types: TypeAnnotation[];
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+function nameOf(node: Node, nameField: string): string | undefined {
+  const nameNode = nameField ? node.childForFieldName(nameField) : node.firstNamedChild;
+  if (!nameNode) return undefined;
+  // Java/Go declarators wrap the name (`int x = 1` → variable_declarator name: x).
+  const target = nameNode.childForFieldName('name') ?? nameNode;
+  if (IDENTIFIER.test(target.text)) return target.text;
+  // Generic names (`impl Foo<T>`) are named by their first identifier.
+  const first = target.descendantsOfType(['type_identifier', 'identifier'])[0];
+  return first && IDENTIFIER.test(first.text) ? first.text : undefined;
+}
+
+function bodyOf(node: Node, bodyField: string | undefined): Node | null {
+  return node.childForFieldName(bodyField ?? 'body');
+}
+
+/** Wrappers whose text belongs to the declaration inside (`export`, decorators, `const`). */
+const ATTACHED_WRAPPERS = new Set([
+  'export_statement', 'decorated_definition', 'lexical_declaration', 'variable_declaration', 'expression_statement',
+  'ambient_declaration', 'type_declaration', 'var_declaration', 'const_declaration',
+]);
+
+/** The declaration's header: everything before its body, or its first lines when it has none. */
+function signatureOf(node: Node, body: Node | null): string {
+  const text = body && body.startIndex > node.startIndex ? node.text.slice(0, body.startIndex - node.startIndex) : node.text;
+  let header = text.trimEnd();
+  if (header.length > MAX_SIGNATURE_CHARS) {
+    const cut = header.lastIndexOf('\n', MAX_SIGNATURE_CHARS);
+    header = header.slice(0, cut > 0 ? cut : MAX_SIGNATURE_CHARS);
+  }
+  return header.replace(/[\s{(=:]+$/, (m) => (m.includes('(') ? m : ''));
+}
+
+function isExported(outer: Node, spec: LanguageSpec, name: string): boolean {
+  if (outer.type === 'export_statement') return true;
+  if (spec.id === 'go') return /^[A-Z]/.test(name);
+  if (spec.id === 'python') return !name.startsWith('_');
+  const head = outer.text.slice(0, 40);
+  return /^(pub\b|public\b)/.test(head);
+}
+
+function typeNamesIn(typeNode: Node, spec: LanguageSpec): string[] {
+  const names: string[] = [];
+  const visit = (node: Node): void => {
+    if (spec.typeNameNodes.has(node.type)) {
+      if (!names.includes(node.text)) names.push(node.text);
+      return;
+    }
+    for (const child of node.namedChildren) if (child) visit(child);
+  };
+  visit(typeNode);
+  return names;
+}
+
+function recordTyped(walk: Walk, node: Node, container: string | undefined): void {
+  const typed = walk.spec.typed[node.type];
+  if (!typed) return;
+  const typeNode = node.childForFieldName(typed.typeField);
+  if (!typeNode) return;
+  const name = nameOf(node, typed.nameField);
+  if (!name) return;
+  const typeNames = typeNamesIn(typeNode, walk.spec);
+  if (typeNames.length) addType(walk, { name, typeNames, container, line: node.startPosition.row });
+}
+
+function addType(walk: Walk, annotation: TypeAnnotation): void {
+  const last = walk.types[walk.types.length - 1];
+  if (last && last.name === annotation.name && last.line === annotation.line) return;
+  walk.types.push(annotation);
+}
+
+/** `x = new Foo()` / `self.x = Foo()` / `this.x = new Foo()`: the constructed class is x's type. */
+function recordConstruction(walk: Walk, target: Node | null, value: Node | null, container: string | undefined): void {
+  if (!target || !value) return;
+  const field = walk.spec.constructs[value.type];
+  if (!field) return;
+  const ctor = value.childForFieldName(field);
+  const className = ctor?.text.split('.').pop();
+  if (!className || !/^[A-Z][\w$]*$/.test(className)) return;
+  const name = (target.childForFieldName('property') ?? target.childForFieldName('attribute') ?? target.childForFieldName('field') ?? target).text;
+  if (IDENTIFIER.test(name)) addType(walk, { name, typeNames: [className], container, line: target.startPosition.row });
+}
+
+/** Parameters and member assignments inside a header or constructor: where injected types are written. */
+function scanForTypes(walk: Walk, node: Node, container: string | undefined, depth: number): void {
+  if (depth > 6) return;
+  recordTyped(walk, node, container);
+  if (node.type === 'assignment_expression' || node.type === 'assignment') {
+    recordConstruction(walk, node.childForFieldName('left'), node.childForFieldName('right'), container);
+  }
+  for (const child of node.namedChildren) if (child) scanForTypes(walk, child, container, depth + 1);
+}
+
+function addChunk(walk: Walk, kind: ChunkKind, startRow: number, endRow: number, text: string, symbols: string[]): void {
+  if (!text.trim()) return;
+  walk.chunks.push({
+    id: `${walk.path}#${startRow}-${endRow}:${kind}`,
+    path: walk.path,
+    kind,
+    range: { start: startRow, end: endRow },
+    text,
+    symbols,
+  });
+}
+
+function linesOf(walk: Walk, node: Node): string {
+  return walk.lines.slice(node.startPosition.row, node.endPosition.row + 1).join('\n');
+}
+
+/** A class outline: its header, each member's signature, no bodies. Short or body-less types stay whole. */
+function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): string {
+  const full = linesOf(walk, outer).split('\n');
+  const hasBodies = members.some((m) => m.kind === 'method' && m.range.end - m.range.start > 1);
+  if (!hasBodies) return full.slice(0, MAX_OUTLINE_LINES).join('\n');
+  const indent = (row: number): string => /^\s*/.exec(walk.lines[row] ?? '')![0];
+  const opener = walk.spec.blockClose ? ' {' : '';
+  const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd() + opener];
+  for (const member of members) {
+    const sig = member.signature.split('\n');
+    lines.push(indent(member.range.start) + sig[0].trimStart(), ...sig.slice(1));
+  }
+  if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
+  return lines.slice(0, MAX_OUTLINE_LINES).join('\n');
+}
+
+/** Visit one declaration; returns the symbol it declared, if any. */
+function visitDecl(walk: Walk, node: Node, outer: Node, container: string | undefined): SymbolInfo | undefined {
+  const spec = walk.spec;
+  const decl = spec.decls[node.type];
+  const name = nameOf(node, decl.nameField ?? 'name');
+  if (!name) return undefined;
+  const value = decl.kind === 'variable' || decl.kind === 'field' ? node.childForFieldName('value') : null;
+  const functionValue = value && FUNCTION_VALUES.has(value.type) ? value : null;
+  let kind: SymbolKind = functionValue ? 'function' : decl.kind;
+  // Go methods are declared at top level; their receiver type is their container.
+  const receiver = node.childForFieldName('receiver');
+  if (receiver) container = typeNamesIn(receiver, spec)[0] ?? container;
+  if (kind === 'function' && container) kind = 'method';
+  const body = functionValue ? functionValue.childForFieldName('body') : bodyOf(node, decl.bodyField);
+  const symbol: SymbolInfo = {
+    name,
+    kind,
+    container,
+    range: { start: outer.startPosition.row, end: outer.endPosition.row + 1 },
+    signature: signatureOf(outer, kind === 'variable' || kind === 'field' || kind === 'type' ? null : body),
+    exported: isExported(outer, spec, name),
+  };
+  walk.symbols.push(symbol);
+  const header = node.childForFieldName('parameters');
+  if (header) scanForTypes(walk, header, container, 0);
+  recordTyped(walk, node, container);
+  if (value) recordConstruction(walk, node.childForFieldName('name'), value, container);
+
+  if (decl.container && body) {
+    const members: SymbolInfo[] = [];
+    walkChildren(walk, body, name, members);
+    addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [name, ...members.map((m) => m.name)]);
+  } else if ((kind === 'function' || kind === 'method') && body) {
+    if (name === 'constructor' || name === '__init__') scanForTypes(walk, body, container, 0);
+    addChunk(walk, kind, symbol.range.start, symbol.range.end, linesOf(walk, outer), [name]);
+  }
+  return symbol;
+}
+
+/** Walks declarations below `parent`, collecting direct members (for outlines) into `members`. */
+function walkChildren(walk: Walk, parent: Node, container: string | undefined, members: SymbolInfo[], outer?: Node): void {
+  for (const child of parent.namedChildren) {
+    if (!child) continue;
+    if (walk.spec.decls[child.type]) {
+      const symbol = visitDecl(walk, child, outer ?? child, container);
+      if (symbol) members.push(symbol);
+    } else if (walk.spec.wrappers.has(child.type) || child.type === 'ERROR') {
+      // ERROR nodes hold whatever tree-sitter recovered around a syntax error: still worth indexing.
+      const attached = ATTACHED_WRAPPERS.has(child.type) ? (outer ?? child) : undefined;
+      walkChildren(walk, child, container, members, attached);
+    }
+  }
+}
+
+/** Top-level statements that are not declarations with chunks of their own, grouped by adjacency. */
+function statementGroups(walk: Walk, root: Node): void {
+  const owned = walk.chunks.map((c) => c.range);
+  let groupStart = -1;
+  let groupEnd = -1;
+  const flush = (): void => {
+    if (groupStart >= 0) {
+      const text = walk.lines.slice(groupStart, groupEnd).join('\n');
+      const names = walk.symbols.filter((s) => s.range.start >= groupStart && s.range.start < groupEnd).map((s) => s.name);
+      addChunk(walk, 'statements', groupStart, groupEnd, text, names);
+    }
+    groupStart = -1;
+  };
+  for (const child of root.namedChildren) {
+    if (!child || /import|comment|package_clause|use_declaration/.test(child.type)) continue;
+    const start = child.startPosition.row;
+    const end = child.endPosition.row + 1;
+    if (owned.some((r) => r.start <= start && r.end >= end)) {
+      flush();
+      continue;
+    }
+    if (groupStart >= 0 && end - groupStart > STATEMENT_GROUP_LINES) flush();
+    if (groupStart < 0) groupStart = start;
+    groupEnd = end;
+  }
+  flush();
+}
+
+/** Everything the index keeps about one parsed file. */
+export function extractFacts(filePath: string, spec: LanguageSpec, text: string, tree: Tree): FileFacts {
+  const walk: Walk = { spec, path: filePath, lines: text.split('\n'), symbols: [], chunks: [], types: [] };
+  const root = tree.rootNode;
+  walkChildren(walk, root, undefined, []);
+  statementGroups(walk, root);
+  if (walk.chunks.length === 0) walk.chunks.push(...lineWindows(filePath, text));
+  return {
+    path: filePath,
+    language: spec.id,
+    symbols: walk.symbols,
+    chunks: walk.chunks,
+    imports: extractImports(spec, root),
+    types: walk.types,
+    hasErrors: root.hasError,
+  };
+}
+
+/** Facts for a file without a grammar: line windows only. */
+export function textFacts(filePath: string, text: string): FileFacts {
+  return { path: filePath, language: 'text', symbols: [], chunks: lineWindows(filePath, text), imports: [], types: [], hasErrors: false };
+}

@@ -1,0 +1,105 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { Worker } from 'worker_threads';
+import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
+import type { IndexStats } from './repoIndex';
+import type { BuildOptions, BuildReport } from './workspace';
+
+/** Build options that can cross a thread boundary (no callbacks, no signal). */
+export type WorkerBuildOptions = Omit<BuildOptions, 'signal' | 'onProgress' | 'parser'>;
+
+export type IndexRequest =
+  | { op: 'build'; options: WorkerBuildOptions }
+  | { op: 'cancelBuild' }
+  | { op: 'update'; path: string; text: string }
+  | { op: 'remove'; path: string }
+  | { op: 'rename'; from: string; to: string }
+  | { op: 'retrieve'; request: RetrievalRequest }
+  | { op: 'stats' };
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+function workerScript(): string {
+  // Bundled next to the extension as indexWorker.js; compiled by tsc as worker.js beside this file.
+  const bundled = path.join(__dirname, 'indexWorker.js');
+  return fs.existsSync(bundled) ? bundled : path.join(__dirname, 'worker.js');
+}
+
+/**
+ * The index in a worker thread, behind promises. If the worker dies, pending calls fail with its error and
+ * the next call starts a fresh worker (which must be rebuilt): the host never crashes with it.
+ */
+export class IndexClient {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  onProgress: (done: number, total: number) => void = () => undefined;
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(workerScript());
+    worker.on('message', (message: { id?: number; result?: unknown; error?: string; progress?: { done: number; total: number } }) => {
+      if (message.progress) return this.onProgress(message.progress.done, message.progress.total);
+      const pending = this.pending.get(message.id!);
+      if (!pending) return;
+      this.pending.delete(message.id!);
+      if (message.error !== undefined) pending.reject(new Error(message.error));
+      else pending.resolve(message.result);
+    });
+    const fail = (error: Error): void => {
+      this.worker = undefined;
+      for (const pending of this.pending.values()) pending.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`index worker exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private call<T>(request: IndexRequest): Promise<T> {
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ id, request });
+    });
+  }
+
+  build(options: WorkerBuildOptions): Promise<BuildReport> {
+    return this.call({ op: 'build', options });
+  }
+
+  cancelBuild(): Promise<void> {
+    return this.call({ op: 'cancelBuild' });
+  }
+
+  update(filePath: string, text: string): Promise<boolean> {
+    return this.call({ op: 'update', path: filePath, text });
+  }
+
+  remove(filePath: string): Promise<boolean> {
+    return this.call({ op: 'remove', path: filePath });
+  }
+
+  rename(from: string, to: string): Promise<boolean> {
+    return this.call({ op: 'rename', from, to });
+  }
+
+  retrieve(request: RetrievalRequest): Promise<RetrievalResult> {
+    return this.call({ op: 'retrieve', request });
+  }
+
+  stats(): Promise<IndexStats> {
+    return this.call({ op: 'stats' });
+  }
+
+  async dispose(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+}

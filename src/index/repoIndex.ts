@@ -1,0 +1,210 @@
+import { createHash } from 'crypto';
+import { extractFacts, textFacts } from './extract';
+import { languageForPath } from './languages';
+import { LexicalIndex, type LexicalHit } from './lexical';
+import { SourceParser } from './parser';
+import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
+import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
+
+export interface FileRecord {
+  facts: FileFacts;
+  /** Content hash: an update with the same text is a no-op, and a warm start checks it. */
+  hash: string;
+  mtimeMs: number;
+  size: number;
+}
+
+export interface SymbolRef {
+  path: string;
+  symbol: SymbolInfo;
+}
+
+export interface ResolvedImport {
+  binding: ImportBinding;
+  /** Indexed files the specifier resolves to (several for Go packages); empty when external. */
+  targets: string[];
+}
+
+export interface IndexStats {
+  files: number;
+  symbols: number;
+  chunks: number;
+}
+
+export function hashText(text: string): string {
+  return createHash('sha1').update(text).digest('hex');
+}
+
+/**
+ * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks,
+ * and import resolution. Every mutation is per file; nothing here reads the disk except the project layout.
+ */
+export class RepoIndex {
+  readonly files = new Map<string, FileRecord>();
+  private readonly symbolTable = new Map<string, SymbolRef[]>();
+  private readonly chunkTable = new Map<string, Chunk>();
+  private readonly dirFiles = new Map<string, Set<string>>();
+  private readonly resolved = new Map<string, string[]>();
+  private lexical = new LexicalIndex();
+  private layout: ProjectLayout | undefined;
+  private symbolCount = 0;
+
+  constructor(
+    readonly root: string,
+    private readonly parser = new SourceParser(),
+  ) {}
+
+  /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
+  async reloadLayout(): Promise<void> {
+    this.layout = await loadProjectLayout(this.root, this.files.keys());
+    this.resolved.clear();
+  }
+
+  /** Parses and indexes one file's new text. Returns false when nothing changed. */
+  async update(filePath: string, text: string, mtimeMs = Date.now(), keepTree = true): Promise<boolean> {
+    const spec = languageForPath(filePath);
+    if (!spec) return false;
+    const hash = hashText(text);
+    const old = this.files.get(filePath);
+    if (old && old.hash === hash) {
+      old.mtimeMs = mtimeMs;
+      return false;
+    }
+    let facts: FileFacts;
+    if (spec.wasm) {
+      const tree = await this.parser.parse(filePath, spec, text);
+      facts = extractFacts(filePath, spec, text, tree);
+      // A bulk index parses each file once; keeping every tree would only cost wasm memory.
+      if (!keepTree) this.parser.forget(filePath);
+    } else {
+      facts = textFacts(filePath, text);
+    }
+    this.put({ facts, hash, mtimeMs, size: text.length });
+    return true;
+  }
+
+  /** Adds a record whose facts are already known (from the persisted cache). */
+  put(record: FileRecord, addToLexical = true): void {
+    const filePath = record.facts.path;
+    const existed = this.files.has(filePath);
+    this.detach(filePath);
+    this.files.set(filePath, record);
+    for (const symbol of record.facts.symbols) {
+      const refs = this.symbolTable.get(symbol.name);
+      if (refs) refs.push({ path: filePath, symbol });
+      else this.symbolTable.set(symbol.name, [{ path: filePath, symbol }]);
+    }
+    this.symbolCount += record.facts.symbols.length;
+    for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
+    if (addToLexical) this.lexical.add(record.facts.chunks);
+    if (!existed) {
+      const dir = dirOf(filePath);
+      const set = this.dirFiles.get(dir);
+      if (set) set.add(filePath);
+      else this.dirFiles.set(dir, new Set([filePath]));
+      this.resolved.clear();
+    }
+  }
+
+  remove(filePath: string): boolean {
+    if (!this.files.has(filePath)) return false;
+    this.detach(filePath);
+    this.files.delete(filePath);
+    this.parser.forget(filePath);
+    this.dirFiles.get(dirOf(filePath))?.delete(filePath);
+    this.resolved.clear();
+    return true;
+  }
+
+  /** A rename keeps the facts under the new path; chunk ids embed the path, so they are rebuilt. */
+  rename(from: string, to: string): boolean {
+    const record = this.files.get(from);
+    if (!record) return false;
+    this.remove(from);
+    const chunks = record.facts.chunks.map((c) => ({ ...c, path: to, id: to + c.id.slice(from.length) }));
+    this.put({ ...record, facts: { ...record.facts, path: to, chunks } });
+    return true;
+  }
+
+  private detach(filePath: string): void {
+    const old = this.files.get(filePath);
+    if (!old) return;
+    for (const symbol of old.facts.symbols) {
+      const refs = this.symbolTable.get(symbol.name);
+      if (!refs) continue;
+      const kept = refs.filter((r) => r.path !== filePath);
+      if (kept.length) this.symbolTable.set(symbol.name, kept);
+      else this.symbolTable.delete(symbol.name);
+    }
+    this.symbolCount -= old.facts.symbols.length;
+    for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
+    this.lexical.remove(old.facts.chunks.map((c) => c.id));
+  }
+
+  facts(filePath: string): FileFacts | undefined {
+    return this.files.get(filePath)?.facts;
+  }
+
+  symbols(name: string): SymbolRef[] {
+    return this.symbolTable.get(name) ?? [];
+  }
+
+  chunk(id: string): Chunk | undefined {
+    return this.chunkTable.get(id);
+  }
+
+  searchChunks(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
+    return this.lexical.query(text, limit, filter);
+  }
+
+  /** Where each import of a file points, resolved lazily and memoised until the file set changes. */
+  imports(filePath: string): ResolvedImport[] {
+    const facts = this.facts(filePath);
+    if (!facts || !this.layout) return facts ? facts.imports.map((binding) => ({ binding, targets: [] })) : [];
+    return facts.imports.map((binding) => ({ binding, targets: this.resolve(filePath, binding.specifier, binding.imported) }));
+  }
+
+  resolve(fromFile: string, specifier: string, importedNames?: readonly string[]): string[] {
+    const key = `${fromFile}\0${specifier}\0${importedNames?.join(',') ?? ''}`;
+    let targets = this.resolved.get(key);
+    if (!targets) {
+      const language = this.facts(fromFile)?.language ?? 'typescript';
+      targets = this.layout
+        ? resolveImport(
+            this.layout,
+            (p) => this.files.has(p),
+            (dir) => [...(this.dirFiles.get(dir) ?? [])],
+            fromFile,
+            specifier,
+            language,
+            importedNames,
+          )
+        : [];
+      this.resolved.set(key, targets);
+    }
+    return targets;
+  }
+
+  stats(): IndexStats {
+    return { files: this.files.size, symbols: this.symbolCount, chunks: this.chunkTable.size };
+  }
+
+  /** The lexical index serialised for the persisted cache. */
+  lexicalJSON(): string {
+    return this.lexical.toJSON();
+  }
+
+  /** Replaces the lexical index by a persisted one that matches the records already `put` without it. */
+  restoreLexical(serialized: string): void {
+    this.lexical = new LexicalIndex(serialized);
+  }
+
+  dispose(): void {
+    this.parser.dispose();
+  }
+}
+
+function dirOf(filePath: string): string {
+  const slash = filePath.lastIndexOf('/');
+  return slash < 0 ? '' : filePath.slice(0, slash);
+}

@@ -1,0 +1,26 @@
+/** Identifier-shaped words of code. */
+const WORD = /[A-Za-z_$][\w$]*/g;
+/** Boundaries inside an identifier: camelCase humps, acronyms, digits, underscores. */
+const PARTS = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g;
+
+/** Identifiers as written, in order, duplicates kept. */
+export function identifiers(text: string): string[] {
+  return text.match(WORD) ?? [];
+}
+
+/**
+ * Search terms for BM25: each identifier whole (lower-cased) and, when compound, its parts too —
+ * so `getUserById` matches `user` and `getUserById`. No stemming: `users` and `user` stay distinct.
+ */
+export function codeTerms(text: string): string[] {
+  const terms: string[] = [];
+  for (const word of identifiers(text)) {
+    const lower = word.toLowerCase();
+    if (lower.length > 1) terms.push(lower);
+    const parts = word.match(PARTS);
+    if (parts && parts.length > 1) {
+      for (const part of parts) if (part.length > 1) terms.push(part.toLowerCase());
+    }
+  }
+  return terms;
+}

@@ -1,0 +1,67 @@
+import { parentPort } from 'worker_threads';
+import { retrieve } from '../retrieval/retrieve';
+import { RepoIndex } from './repoIndex';
+import { buildIndex } from './workspace';
+import type { IndexRequest } from './indexClient';
+
+/**
+ * The index's own thread: parsing and BM25 updates never run on the extension host's event loop.
+ * Requests are answered in arrival order of their completion; a build yields between files so that
+ * retrievals and single-file updates interleave with it.
+ */
+let index: RepoIndex | undefined;
+let building: AbortController | undefined;
+
+async function handle(request: IndexRequest): Promise<unknown> {
+  switch (request.op) {
+    case 'build': {
+      building?.abort();
+      const controller = new AbortController();
+      building = controller;
+      if (!index || index.root !== request.options.root) {
+        index?.dispose();
+        index = new RepoIndex(request.options.root);
+      }
+      let lastReport = 0;
+      try {
+        return await buildIndex(index, {
+          ...request.options,
+          signal: controller.signal,
+          onProgress: (done, total) => {
+            if (Date.now() - lastReport > 100 || done === total) {
+              lastReport = Date.now();
+              parentPort!.postMessage({ progress: { done, total } });
+            }
+          },
+        });
+      } finally {
+        if (building === controller) building = undefined;
+      }
+    }
+    case 'cancelBuild':
+      building?.abort();
+      return undefined;
+    case 'update':
+      return requireIndex().update(request.path, request.text);
+    case 'remove':
+      return requireIndex().remove(request.path);
+    case 'rename':
+      return requireIndex().rename(request.from, request.to);
+    case 'retrieve':
+      return retrieve(requireIndex(), request.request);
+    case 'stats':
+      return index?.stats() ?? { files: 0, symbols: 0, chunks: 0 };
+  }
+}
+
+function requireIndex(): RepoIndex {
+  if (!index) throw new Error('the index has not been built yet');
+  return index;
+}
+
+parentPort!.on('message', ({ id, request }: { id: number; request: IndexRequest }) => {
+  handle(request).then(
+    (result) => parentPort!.postMessage({ id, result }),
+    (error: Error) => parentPort!.postMessage({ id, error: error.name === 'AbortError' ? 'cancelled' : error.message }),
+  );
+});

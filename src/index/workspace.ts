@@ -1,0 +1,84 @@
+import { loadIndex, saveIndex, type LoadResult } from './persist';
+import { RepoIndex } from './repoIndex';
+import { readSourceFile, scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
+import { INDEXED_EXTENSIONS } from './languages';
+import type { SourceParser } from './parser';
+
+export interface BuildOptions extends ScanOptions {
+  /** Where the persisted index lives; none means no persistence. */
+  cacheDir?: string;
+  /** Ignore any persisted index and parse every file. */
+  fresh?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+  parser?: SourceParser;
+}
+
+export interface BuildReport {
+  files: number;
+  symbols: number;
+  chunks: number;
+  buildMs: number;
+  /** Files parsed in this build (all of them on a cold start, the changed ones on a warm start). */
+  parsed: number;
+  removed: number;
+  skipped: SkippedPath[];
+  cache: LoadResult | { ok: false; reason: 'disabled' };
+  saveError?: string;
+}
+
+/** Gives pending I/O and concurrent queries a turn; a bulk index must never hold the thread for long. */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Scans the workspace and brings `index` up to date: loads the persisted cache when it is valid, then
+ * parses only files that are new or changed since (by size and mtime, then by content hash), and drops
+ * files that are gone. Saves the cache afterwards when anything changed.
+ */
+export async function buildIndex(index: RepoIndex, options: BuildOptions): Promise<BuildReport> {
+  const started = performance.now();
+  const cache: BuildReport['cache'] =
+    options.cacheDir && !options.fresh && index.files.size === 0
+      ? await loadIndex(index, options.cacheDir)
+      : { ok: false, reason: 'disabled' };
+  const scan = await scanWorkspace({ extensions: INDEXED_EXTENSIONS, ...options });
+  const skipped = [...scan.skipped];
+  const present = new Set(scan.files.map((f) => f.path));
+  let removed = 0;
+  for (const filePath of [...index.files.keys()]) {
+    if (!present.has(filePath) && index.remove(filePath)) removed++;
+  }
+  const stale = scan.files.filter((f) => {
+    const known = index.files.get(f.path);
+    return !known || known.mtimeMs !== f.mtimeMs || known.size !== f.size;
+  });
+  let parsed = 0;
+  let lastYield = performance.now();
+  for (let i = 0; i < stale.length; i++) {
+    options.signal?.throwIfAborted();
+    const file = stale[i];
+    const read = await readSourceFile(options.root, file.path, options.maxFileBytes);
+    if ('skip' in read) {
+      skipped.push({ path: file.path, reason: read.skip });
+      index.remove(file.path);
+    } else if (await index.update(file.path, read.text, file.mtimeMs, false)) {
+      parsed++;
+    }
+    options.onProgress?.(i + 1, stale.length);
+    if (performance.now() - lastYield > 10) {
+      await yieldToEventLoop();
+      lastYield = performance.now();
+    }
+  }
+  await index.reloadLayout();
+  let saveError: string | undefined;
+  if (options.cacheDir && (parsed > 0 || removed > 0 || !cache.ok)) {
+    try {
+      await saveIndex(index, options.cacheDir);
+    } catch (error) {
+      // A full disk or a read-only cache folder costs the warm start, never the index.
+      saveError = (error as Error).message;
+    }
+  }
+  return { ...index.stats(), buildMs: performance.now() - started, parsed, removed, skipped, cache, saveError };
+}

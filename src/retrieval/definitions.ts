@@ -1,0 +1,216 @@
+import type { RepoIndex, SymbolRef } from '../index/repoIndex';
+import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
+import type { Anchor, RetrievalQuery } from './query';
+
+/** A definition candidate before fusion. */
+export interface DefinitionHit {
+  chunk: Chunk;
+  score: number;
+  why: string;
+}
+
+const TYPE_KINDS = new Set(['class', 'interface', 'enum', 'type', 'namespace', 'module']);
+const SELF = new Set(['this', 'self', 'super']);
+/** Re-export chains (`export * from`) are followed this deep. */
+const MAX_REEXPORT_HOPS = 4;
+/** Names that resolve to too many places are not definitions of anything in particular. */
+const MAX_GLOBAL_REFS = 4;
+/** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
+const SECOND_HOP = 0.5;
+const MAX_HITS = 24;
+
+const BUILTIN_TYPES = new Set([
+  'string', 'number', 'boolean', 'any', 'unknown', 'void', 'never', 'object', 'undefined', 'null', 'Promise',
+  'Array', 'Map', 'Set', 'Record', 'Partial', 'Readonly', 'Required', 'Pick', 'Omit', 'Date', 'Error', 'RegExp',
+  'Function', 'Object', 'String', 'Number', 'Boolean', 'int', 'str', 'float', 'bool', 'bytes', 'list', 'dict',
+  'None', 'Optional', 'List', 'Dict', 'Any', 'error', 'byte', 'rune', 'int64', 'int32', 'float64', 'uint',
+  'Self', 'Vec', 'Option', 'Result', 'Box', 'Integer', 'Long', 'Double', 'Iterable', 'Iterator', 'T', 'K', 'V',
+]);
+
+/**
+ * Symbol-driven retrieval: resolves the identifiers around the cursor through the file's imports (with
+ * re-exports), declared types of fields, parameters and variables, the enclosing class's supertypes, and the
+ * repository's symbol table, and returns the defining chunks — outlines for types, so that every member the
+ * next line may use is listed.
+ */
+export class DefinitionRetriever {
+  private readonly hits = new Map<string, DefinitionHit>();
+
+  private constructor(
+    private readonly index: RepoIndex,
+    private readonly facts: FileFacts,
+    private readonly text: string,
+  ) {}
+
+  static retrieve(index: RepoIndex, facts: FileFacts, text: string, query: RetrievalQuery): DefinitionHit[] {
+    const retriever = new DefinitionRetriever(index, facts, text);
+    retriever.run(query);
+    return [...retriever.hits.values()].sort((a, b) => b.score - a.score).slice(0, MAX_HITS);
+  }
+
+  private run(query: RetrievalQuery): void {
+    const enclosing = this.enclosingClass(query.line);
+    const firstHop: DefinitionHit[] = [];
+    for (const anchor of query.anchors) {
+      for (const [ref, why] of this.resolveAnchor(anchor, enclosing)) {
+        const hit = this.offer(ref, anchor.weight, why);
+        if (hit) firstHop.push(hit);
+      }
+    }
+    if (enclosing) {
+      // `this.` and `super.` reach inherited members: the supertypes' outlines matter even before they are typed.
+      const selfWeight = Math.max(0.3, ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight));
+      for (const superName of supertypes(enclosing.signature)) {
+        for (const ref of this.resolveName(superName, this.facts.path)) this.offer(ref, selfWeight * 0.9, `supertype of ${enclosing.name}`);
+      }
+    }
+    for (const hit of firstHop.sort((a, b) => b.score - a.score).slice(0, 6)) {
+      if (hit.chunk.kind !== 'outline' && hit.chunk.kind !== 'function' && hit.chunk.kind !== 'method') continue;
+      for (const typeName of typeNamesOf(hit.chunk.text)) {
+        for (const ref of this.resolveName(typeName, hit.chunk.path)) {
+          this.offer(ref, hit.score * SECOND_HOP, `type ${typeName} used by ${hit.chunk.symbols[0] ?? hit.chunk.path}`);
+        }
+      }
+    }
+  }
+
+  private enclosingClass(line: number): SymbolInfo | undefined {
+    let best: SymbolInfo | undefined;
+    for (const symbol of this.facts.symbols) {
+      if (symbol.kind !== 'class' || symbol.range.start > line || symbol.range.end <= line) continue;
+      if (!best || symbol.range.start >= best.range.start) best = symbol;
+    }
+    return best;
+  }
+
+  /** What an identifier near the cursor leads to: its declared type, its import, or a global symbol. */
+  private resolveAnchor(anchor: Anchor, enclosing: SymbolInfo | undefined): [SymbolRef, string][] {
+    const { name, chain } = anchor;
+    if (SELF.has(name) || BUILTIN_TYPES.has(name)) return [];
+    const out: [SymbolRef, string][] = [];
+    const owner = chain.length >= 2 && SELF.has(chain[chain.length - 2]) ? enclosing?.name : undefined;
+    for (const typeName of this.declaredTypes(name, owner)) {
+      for (const ref of this.resolveName(typeName, this.facts.path)) out.push([ref, `type ${typeName} of ${chain.join('.')}`]);
+    }
+    for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`]);
+    return out;
+  }
+
+  /** Types written for a name in this file: annotations and constructions, plus `name: Type` in the text. */
+  private declaredTypes(name: string, owner: string | undefined): string[] {
+    const names: string[] = [];
+    for (const t of this.facts.types) {
+      if (t.name !== name || (owner && t.container && t.container !== owner)) continue;
+      for (const typeName of t.typeNames) if (!BUILTIN_TYPES.has(typeName) && !names.includes(typeName)) names.push(typeName);
+    }
+    if (names.length === 0 && this.text.includes(name)) {
+      // Locals inside function bodies are not in the index; their annotations are found textually.
+      const pattern = new RegExp(`\\b${escape(name)}\\s*(?::\\s*|=\\s*new\\s+|=\\s*await\\s+new\\s+)([A-Z][\\w$]*)`, 'g');
+      for (const m of this.text.matchAll(pattern)) if (!BUILTIN_TYPES.has(m[1]) && !names.includes(m[1])) names.push(m[1]);
+    }
+    return names;
+  }
+
+  /** Resolves a name as seen from `fromPath`: its import there (following re-exports), else the symbol table. */
+  private resolveName(name: string, fromPath: string): SymbolRef[] {
+    const fromFacts = fromPath === this.facts.path ? this.facts : this.index.facts(fromPath);
+    if (!fromFacts) return [];
+    const declaredHere = fromFacts.symbols.filter((s) => s.name === name && !s.container);
+    if (declaredHere.length) {
+      return fromPath === this.facts.path ? [] : declaredHere.map((symbol) => ({ path: fromPath, symbol }));
+    }
+    for (const { binding, targets } of this.index.imports(fromPath)) {
+      const at = binding.names.indexOf(name);
+      if (at < 0) continue;
+      const imported = binding.imported[at];
+      const refs: SymbolRef[] = [];
+      for (const target of targets) {
+        if (imported === '*') refs.push(...this.moduleRefs(target));
+        else refs.push(...this.exportedFrom(target, imported === 'default' ? name : imported, 0));
+      }
+      if (refs.length || targets.length) return refs;
+    }
+    const global = this.index.symbols(name).filter((r) => r.path !== this.facts.path && !r.symbol.container);
+    if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
+    return global;
+  }
+
+  /** A symbol exported by `file`, directly or through `export … from` chains. */
+  private exportedFrom(file: string, name: string, hops: number): SymbolRef[] {
+    const facts = this.index.facts(file);
+    if (!facts) return [];
+    const own = facts.symbols.filter((s) => s.name === name && !s.container);
+    if (own.length) return own.map((symbol) => ({ path: file, symbol }));
+    if (hops >= MAX_REEXPORT_HOPS) return [];
+    for (const { binding, targets } of this.index.imports(file)) {
+      const at = binding.names.indexOf(name);
+      const star = binding.names.includes('*') && binding.imported.includes('*') && binding.names.length === 1;
+      if (at < 0 && !star) continue;
+      const inner = at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
+      for (const target of targets) {
+        const refs = this.exportedFrom(target, inner, hops + 1);
+        if (refs.length) return refs;
+      }
+    }
+    return [];
+  }
+
+  /** A namespace import (`import * as ns`, Go packages, Python modules): the module's top-level types. */
+  private moduleRefs(file: string): SymbolRef[] {
+    const facts = this.index.facts(file);
+    if (!facts) return [];
+    return facts.symbols.filter((s) => !s.container && s.exported).slice(0, 8).map((symbol) => ({ path: file, symbol }));
+  }
+
+  private offer(ref: SymbolRef, weight: number, why: string): DefinitionHit | undefined {
+    if (ref.path === this.facts.path) return undefined;
+    const chunk = chunkFor(this.index, ref);
+    if (!chunk) return undefined;
+    // Types carry the members the next line is likely to name; a plain function is one name.
+    const score = weight * (TYPE_KINDS.has(ref.symbol.kind) ? 1 : 0.7);
+    const known = this.hits.get(chunk.id);
+    if (known && known.score >= score) return known;
+    const hit = { chunk, score, why };
+    this.hits.set(chunk.id, hit);
+    return hit;
+  }
+}
+
+/** The chunk that best presents a symbol: a type's outline, a function's own chunk, or its statement group. */
+export function chunkFor(index: RepoIndex, ref: SymbolRef): Chunk | undefined {
+  const facts = index.facts(ref.path);
+  if (!facts) return undefined;
+  const { start, end } = ref.symbol.range;
+  let best: Chunk | undefined;
+  for (const chunk of facts.chunks) {
+    if (chunk.range.start > start || chunk.range.end < end) continue;
+    if (!best || chunk.range.end - chunk.range.start < best.range.end - best.range.start) best = chunk;
+  }
+  return best;
+}
+
+/** Names after `extends` / `implements` / Python bases / Rust `impl X for`. */
+export function supertypes(signature: string): string[] {
+  const names: string[] = [];
+  const heritage = /\b(?:extends|implements)\s+([^{]+)/g;
+  for (const m of signature.matchAll(heritage)) {
+    for (const part of m[1].split(/,|\bimplements\b/)) {
+      const head = /^\s*([A-Za-z_$][\w$.]*)/.exec(part);
+      if (head) names.push(head[1].split('.').pop()!);
+    }
+  }
+  const pythonBases = /^\s*class\s+\w+\s*\(([^)]*)\)/.exec(signature);
+  if (pythonBases) for (const base of pythonBases[1].split(',')) names.push(base.trim().split('.').pop()!);
+  return names.filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !BUILTIN_TYPES.has(n));
+}
+
+/** Capitalised identifiers in a chunk: the types its signatures mention. */
+function typeNamesOf(text: string): string[] {
+  const names = new Set<string>();
+  for (const m of text.matchAll(/\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b/g)) if (!BUILTIN_TYPES.has(m[0])) names.add(m[0]);
+  return [...names].slice(0, 12);
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

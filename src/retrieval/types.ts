@@ -1,0 +1,56 @@
+import type { LineRange } from '../index/types';
+
+/** Which candidate path found a snippet. */
+export type RetrieverName = 'definition' | 'lexical' | 'recent';
+
+export interface Snippet {
+  path: string;
+  range: LineRange;
+  text: string;
+  retriever: RetrieverName;
+  /** Human-readable reason, e.g. "outline of UserRepo, type of this.repo". */
+  why: string;
+  score: number;
+}
+
+export interface Cursor {
+  /** Zero-based line and column (UTF-16 code units), as in VS Code. */
+  line: number;
+  character: number;
+}
+
+export interface RecentFile {
+  path: string;
+  text: string;
+}
+
+export interface RetrievalRequest {
+  path: string;
+  text: string;
+  cursor: Cursor;
+  /** A draft completion: the second query becomes RepoCoder's iteration-2 query. */
+  draft?: string;
+  /** Files the user opened or edited recently, most recent first (the current one is skipped). */
+  recent?: RecentFile[];
+  /** Characters of packed context, headers included (≈ 4 characters a token). */
+  budget?: number;
+}
+
+export interface RetrievalTimings {
+  queryMs: number;
+  definitionMs: number;
+  lexicalMs: number;
+  recentMs: number;
+  rerankMs: number;
+  totalMs: number;
+}
+
+export interface RetrievalResult {
+  /** Packed snippets, best first. */
+  snippets: Snippet[];
+  /** Candidates that did not fit the budget or overlapped, for explanations. */
+  dropped: Snippet[];
+  timings: RetrievalTimings;
+}
+
+export const DEFAULT_BUDGET_CHARS = 2000;

@@ -1,0 +1,129 @@
+import * as assert from 'assert';
+import { extractFacts } from '../../src/index/extract';
+import { languageForPath } from '../../src/index/languages';
+import { diffEdit, SourceParser } from '../../src/index/parser';
+import type { FileFacts } from '../../src/index/types';
+
+const parser = new SourceParser();
+
+async function facts(filePath: string, text: string): Promise<FileFacts> {
+  const spec = languageForPath(filePath)!;
+  return extractFacts(filePath, spec, text, await parser.parse(filePath, spec, text));
+}
+
+const TS = `import { Db } from './db';
+import * as util from '../util';
+export * from './more';
+
+export abstract class Svc<T> extends Base implements Runner {
+  private repo: UserRepo;
+  constructor(private readonly db: Db) {
+    super();
+    this.cache = new LruCache();
+  }
+  async get(id: string): Promise<User> {
+    const found = await this.repo.find(id);
+    return found;
+  }
+  abstract stop(): void;
+}
+
+export interface Runner { run(task: string): boolean; }
+export const double = (n: number): number => n * 2;
+export enum Color { Red, Green }
+`;
+
+describe('extract: TypeScript', () => {
+  it('finds symbols with kinds, containers, signatures and export flags', async () => {
+    const f = await facts('src/svc.ts', TS);
+    const byName = new Map(f.symbols.map((s) => [s.name, s]));
+    assert.deepStrictEqual(
+      [byName.get('Svc')?.kind, byName.get('get')?.kind, byName.get('repo')?.kind, byName.get('Runner')?.kind, byName.get('double')?.kind, byName.get('Color')?.kind],
+      ['class', 'method', 'field', 'interface', 'function', 'enum'],
+    );
+    assert.strictEqual(byName.get('get')?.container, 'Svc');
+    assert.strictEqual(byName.get('get')?.signature, 'async get(id: string): Promise<User>');
+    assert.strictEqual(byName.get('Svc')?.signature, 'export abstract class Svc<T> extends Base implements Runner');
+    assert.strictEqual(byName.get('Svc')?.exported, true);
+    assert.deepStrictEqual(byName.get('Svc')?.range, { start: 4, end: 16 });
+  });
+
+  it('makes a class outline with member signatures and no bodies', async () => {
+    const f = await facts('src/svc.ts', TS);
+    const outline = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Svc')!;
+    assert.ok(outline.text.includes('async get(id: string): Promise<User>'));
+    assert.ok(outline.text.includes('private repo: UserRepo'));
+    assert.ok(!outline.text.includes('this.repo.find'), 'bodies are left out');
+    assert.ok(f.chunks.some((c) => c.kind === 'method' && c.text.includes('this.repo.find(id)')));
+  });
+
+  it('records imports, re-exports and declared types', async () => {
+    const f = await facts('src/svc.ts', TS);
+    assert.deepStrictEqual(f.imports.map((i) => [i.specifier, i.names, i.imported]), [
+      ['./db', ['Db'], ['Db']],
+      ['../util', ['util'], ['*']],
+      ['./more', ['*'], ['*']],
+    ]);
+    const types = new Map(f.types.map((t) => [t.name, t.typeNames]));
+    assert.deepStrictEqual(types.get('repo'), ['UserRepo']);
+    assert.deepStrictEqual(types.get('db'), ['Db']);
+    assert.deepStrictEqual(types.get('cache'), ['LruCache']);
+  });
+
+  it('still indexes what parses in a file with syntax errors', async () => {
+    const f = await facts('src/broken.ts', 'export class A {\n  bad( { return\n}\nexport function fine(): number {\n  return 1;\n}\n');
+    assert.strictEqual(f.hasErrors, true);
+    assert.ok(f.symbols.some((s) => s.name === 'fine'));
+  });
+});
+
+describe('extract: other languages', () => {
+  it('Python classes, methods, relative imports and attribute types', async () => {
+    const f = await facts('app/service.py', 'from .models import Order as O\n\nclass Checkout(Base):\n    def __init__(self, db: Db) -> None:\n        self.order = Order("1")\n\n    def finish(self) -> float:\n        return self.order.total\n');
+    assert.deepStrictEqual(f.symbols.map((s) => [s.name, s.kind, s.container ?? '']), [
+      ['Checkout', 'class', ''], ['__init__', 'method', 'Checkout'], ['finish', 'method', 'Checkout'],
+    ]);
+    assert.deepStrictEqual(f.imports[0], { specifier: '.models', names: ['O'], imported: ['Order'], line: 0 });
+    assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
+  });
+
+  it('Go structs, receiver methods and package imports', async () => {
+    const f = await facts('cmd/main.go', 'package main\n\nimport m "example.com/x/models"\n\ntype Svc struct {\n\tRepo *m.UserRepo\n}\n\nfunc (s *Svc) Get(id string) error { return nil }\n');
+    const get = f.symbols.find((s) => s.name === 'Get')!;
+    assert.deepStrictEqual([get.kind, get.container], ['method', 'Svc']);
+    assert.deepStrictEqual(f.imports.map((i) => [i.specifier, i.names]), [['example.com/x/models', ['m']]]);
+    assert.ok(f.types.some((t) => t.name === 'Repo' && t.typeNames.includes('UserRepo')));
+  });
+
+  it('Rust impls, traits and use declarations', async () => {
+    const f = await facts('src/lib.rs', 'use crate::models::{User, Repo};\npub trait Store { fn get(&self) -> User; }\npub struct Db { users: Vec<User> }\nimpl Db {\n    pub fn find(&self) -> Option<User> { None }\n}\n');
+    assert.ok(f.symbols.some((s) => s.name === 'find' && s.container === 'Db' && s.kind === 'method'));
+    assert.ok(f.symbols.some((s) => s.name === 'Store' && s.kind === 'interface'));
+    assert.deepStrictEqual(f.imports[0].names, ['User', 'Repo']);
+  });
+
+  it('Java classes, fields and imports', async () => {
+    const f = await facts('src/A.java', 'import com.x.models.User;\npublic class Svc {\n  private UserRepo repo;\n  public User get(String id) { return repo.find(id); }\n}\n');
+    assert.ok(f.symbols.some((s) => s.name === 'get' && s.container === 'Svc'));
+    assert.deepStrictEqual(f.imports[0].specifier, 'com.x.models.User');
+    assert.ok(f.types.some((t) => t.name === 'repo' && t.typeNames[0] === 'UserRepo'));
+  });
+});
+
+describe('incremental parsing', () => {
+  it('diffEdit describes the changed span', () => {
+    const edit = diffEdit('abc\ndef\n', 'abc\ndXef\n')!;
+    assert.deepStrictEqual([edit.startIndex, edit.oldEndIndex, edit.newEndIndex], [5, 5, 6]);
+    assert.deepStrictEqual(edit.startPosition, { row: 1, column: 1 });
+  });
+
+  it('an incremental reparse gives the same facts as a fresh parse', async () => {
+    const before = TS;
+    const after = TS.replace('abstract stop(): void;', 'abstract stop(): void;\n  restart(delay: number): void {}');
+    await parser.parse('inc.ts', languageForPath('inc.ts')!, before);
+    const incremental = await facts('inc.ts', after);
+    const fresh = extractFacts('other.ts', languageForPath('other.ts')!, after, await new SourceParser().parse('other.ts', languageForPath('other.ts')!, after));
+    assert.deepStrictEqual(incremental.symbols, fresh.symbols);
+    assert.ok(incremental.symbols.some((s) => s.name === 'restart'));
+  });
+});

@@ -1,0 +1,157 @@
+import * as assert from 'assert';
+import { promises as fs } from 'fs';
+import * as path from 'path';
+import { IndexClient } from '../../src/index/indexClient';
+import { saveIndex, loadIndex } from '../../src/index/persist';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+import { retrieve } from '../../src/retrieval/retrieve';
+import { copyFixture, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
+
+async function built(root: string, cacheDir?: string): Promise<RepoIndex> {
+  const index = new RepoIndex(root);
+  await buildIndex(index, { root, cacheDir });
+  return index;
+}
+
+describe('RepoIndex on a fixture repository', () => {
+  it('indexes TS, Python and Go files and skips secrets', async () => {
+    const index = await built(SHOP);
+    const files = [...index.files.keys()];
+    for (const expected of ['src/db/userRepo.ts', 'app/service.py', 'pkg/store/store.go']) assert.ok(files.includes(expected), expected);
+    assert.ok(!files.some((f) => f.includes('.env') || f.includes('credentials') || f.endsWith('.key')), files.join(','));
+    assert.ok(index.symbols('findByEmail').some((r) => r.symbol.container === 'UserRepo'));
+    assert.ok(index.stats().chunks > 5);
+  });
+
+  it('resolves imports through relative paths, tsconfig paths and Go packages', async () => {
+    const index = await built(SHOP);
+    const targets = (file: string) => index.imports(file).flatMap((i) => i.targets);
+    assert.deepStrictEqual(targets('src/db/userRepo.ts').sort(), ['src/db/database.ts', 'src/models/user.ts']);
+    assert.ok(targets('app/service.py').includes('app/models.py'));
+    assert.ok(targets('cmd/shop/main.go').includes('pkg/store/store.go'));
+  });
+
+  it('updates, removes and renames single files', async () => {
+    const { dir, cleanup } = await copyFixture(SHOP);
+    try {
+      const index = await built(dir);
+      const before = index.stats();
+      assert.strictEqual(await index.update('src/models/user.ts', 'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n'), true);
+      assert.ok(index.symbols('hashPassword').length === 1);
+      assert.strictEqual(index.symbols('normalizeEmail').length, 0, 'the old symbol is gone');
+      assert.strictEqual(await index.update('src/models/user.ts', 'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n'), false, 'same text is a no-op');
+      index.rename('src/models/user.ts', 'src/models/account.ts');
+      assert.strictEqual(index.symbols('hashPassword')[0].path, 'src/models/account.ts');
+      assert.ok(index.searchChunks('hashPassword', 5).every((h) => h.id.startsWith('src/models/account.ts#')));
+      index.remove('src/models/account.ts');
+      assert.strictEqual(index.symbols('hashPassword').length, 0);
+      assert.strictEqual(index.stats().files, before.files - 1);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('persistence', () => {
+  it('a warm start reloads the cache instead of reparsing', async () => {
+    const cache = await tempDir();
+    try {
+      const cold = new RepoIndex(SHOP);
+      const first = await buildIndex(cold, { root: SHOP, cacheDir: cache.dir });
+      assert.ok(first.parsed > 5);
+      const warm = new RepoIndex(SHOP);
+      const second = await buildIndex(warm, { root: SHOP, cacheDir: cache.dir });
+      assert.deepStrictEqual(second.cache, { ok: true });
+      assert.strictEqual(second.parsed, 0);
+      assert.deepStrictEqual(warm.stats(), cold.stats());
+      assert.deepStrictEqual(warm.searchChunks('findByEmail', 3), cold.searchChunks('findByEmail', 3));
+    } finally {
+      await cache.cleanup();
+    }
+  });
+
+  it('a corrupted, truncated or old cache is discarded and rebuilt', async () => {
+    const cache = await tempDir();
+    try {
+      await saveIndex(await built(SHOP), cache.dir);
+      const file = path.join(cache.dir, 'index.json');
+      const good = await fs.readFile(file, 'utf8');
+      const variants = [
+        good.slice(0, good.length / 2),
+        good.replace('"findByEmail"', '"findByEmaiX"'),
+        good.replace(/"version":\d+/, '"version":1'),
+        'not json at all',
+      ];
+      for (const variant of variants) {
+        await fs.writeFile(file, variant);
+        const index = new RepoIndex(SHOP);
+        const result = await loadIndex(index, cache.dir);
+        assert.strictEqual(result.ok, false);
+        assert.strictEqual(index.files.size, 0, 'nothing from a bad cache is trusted');
+        const report = await buildIndex(index, { root: SHOP, cacheDir: cache.dir });
+        assert.ok(report.parsed > 5 && index.symbols('findByEmail').length > 0);
+      }
+    } finally {
+      await cache.cleanup();
+    }
+  });
+});
+
+describe('robustness', () => {
+  it('survives huge, binary, invalid UTF-8, symlink loops and empty repositories', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'ok.ts': 'export function fine(): number { return 1; }\n',
+        'huge.ts': `export const big = [${'1,'.repeat(2_600_000)}];\n`,
+        'blob.ts': Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00, 0x10]),
+        'latin1.ts': Buffer.concat([Buffer.from('export const caf'), Buffer.from([0xe9]), Buffer.from(' = "x";\nexport function brew(): void {}\n')]),
+      });
+      await fs.symlink(dir, path.join(dir, 'loop'));
+      const index = new RepoIndex(dir);
+      const report = await buildIndex(index, { root: dir });
+      assert.ok(index.symbols('fine').length === 1);
+      assert.ok(index.symbols('brew').length === 1, 'invalid UTF-8 text is still indexed');
+      assert.ok(!index.files.has('huge.ts') && !index.files.has('blob.ts'));
+      const reasons = new Map(report.skipped.map((s) => [s.path, s.reason]));
+      assert.strictEqual(reasons.get('huge.ts'), 'too-large');
+      assert.strictEqual(reasons.get('blob.ts'), 'binary');
+
+      const empty = await tempDir();
+      const emptyIndex = new RepoIndex(empty.dir);
+      const emptyReport = await buildIndex(emptyIndex, { root: empty.dir });
+      assert.strictEqual(emptyReport.files, 0);
+      assert.deepStrictEqual(retrieve(emptyIndex, { path: 'a.ts', text: 'foo.', cursor: { line: 0, character: 4 } }).snippets, []);
+      await empty.cleanup();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('200 concurrent retrievals during a reindex never fail nor serve a stale file', async function () {
+    this.timeout(120_000);
+    const { dir, cleanup } = await copyFixture(SHOP);
+    const client = new IndexClient();
+    try {
+      await client.build({ root: dir });
+      const rebuild = client.build({ root: dir, fresh: true });
+      const request = {
+        path: 'src/services/userService.ts',
+        text: 'import { UserRepo } from "../db/userRepo";\nclass S {\n  constructor(private repo: UserRepo) {}\n  run() {\n    this.repo.\n  }\n}\n',
+        cursor: { line: 4, character: 14 },
+      };
+      const results = await Promise.all(Array.from({ length: 200 }, () => client.retrieve(request)));
+      assert.strictEqual(results.length, 200);
+      await client.update('src/db/userRepo.ts', 'export class UserRepo {\n  renamedFinder(): void {}\n}\n');
+      const after = await client.retrieve(request);
+      const text = after.snippets.map((s) => s.text).join('\n');
+      assert.ok(text.includes('renamedFinder'), 'the update is served');
+      assert.ok(!text.includes('findByEmail'), 'the old text of the file is never served after its update');
+      await rebuild;
+    } finally {
+      await client.dispose();
+      await cleanup();
+    }
+  });
+});

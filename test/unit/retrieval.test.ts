@@ -1,0 +1,92 @@
+import * as assert from 'assert';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+import { cutToFit, packSnippets } from '../../src/retrieval/pack';
+import { formQuery } from '../../src/retrieval/query';
+import { retrieve } from '../../src/retrieval/retrieve';
+import type { Snippet } from '../../src/retrieval/types';
+import { renderCommentBlocks, REPOFORMER_HEADER } from '../../src/retrieval/verbalize';
+import { SHOP } from '../helpers/fixtures';
+
+let index: RepoIndex;
+before(async () => {
+  index = new RepoIndex(SHOP);
+  await buildIndex(index, { root: SHOP });
+});
+
+const SERVICE = `import { UserRepo } from '../db/userRepo';
+
+export class AdminService {
+  constructor(private readonly repo: UserRepo) {}
+
+  async stats() {
+    const n = 1;
+    return this.repo.
+  }
+}
+`;
+
+describe('retrieval', () => {
+  it('follows a member chain through the declared type to the class outline', () => {
+    const result = retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 } });
+    const top = result.snippets[0];
+    assert.strictEqual(top.path, 'src/db/userRepo.ts');
+    assert.strictEqual(top.retriever, 'definition');
+    assert.match(top.why, /UserRepo/);
+    assert.ok(top.text.includes('countActiveUsers(): Promise<number>'), 'the outline lists the member the line needs');
+    assert.ok(result.timings.totalMs >= 0);
+  });
+
+  it('never returns the current file, and stays within the budget', () => {
+    const text = '' + SERVICE;
+    const result = retrieve(index, { path: 'src/db/userRepo.ts', text, cursor: { line: 7, character: 21 }, budget: 400 });
+    assert.ok(result.snippets.every((s) => s.path !== 'src/db/userRepo.ts'));
+    const cost = result.snippets.reduce((sum, s) => sum + s.path.length + s.text.length + 2, 0);
+    assert.ok(cost <= 400, `packed ${cost} characters`);
+  });
+
+  it('uses the draft for the second-iteration query', () => {
+    const q = formQuery('a\nb\n', { line: 1, character: 1 }, 'countActiveUsers()');
+    assert.ok(q.lexicalText.endsWith('countActiveUsers()'));
+    assert.strictEqual(q.anchors[0].name, 'countActiveUsers');
+  });
+
+  it('resolves Python attribute types and Go package members', () => {
+    const py = retrieve(index, { path: 'app/report.py', text: 'from .models import Order\n\nclass Report:\n    def __init__(self):\n        self.order = Order("x", 1.0)\n\n    def total(self):\n        return self.order.\n', cursor: { line: 7, character: 26 } });
+    assert.ok(py.snippets[0].text.includes('def apply_discount'), py.snippets.map((s) => s.path).join());
+    const go = retrieve(index, { path: 'cmd/tool/main.go', text: 'package main\n\nimport "example.com/shop/pkg/store"\n\nfunc run(inv *store.Inventory) {\n\tinv.\n}\n', cursor: { line: 5, character: 5 } });
+    assert.ok(go.snippets.some((s) => s.path === 'pkg/store/store.go'));
+  });
+
+  it('never puts secrets into its output', () => {
+    const text = 'const token = process.env.SHOP_API_TOKEN;\n// UserRepo findByEmail hunter2 sk-live\n';
+    const result = retrieve(index, { path: 'src/x.ts', text, cursor: { line: 1, character: 10 }, budget: 16000 });
+    const output = JSON.stringify(result) + renderCommentBlocks(result.snippets, 'src/x.ts');
+    for (const secret of ['sk-live-9f8e7d6c5b4a', 'hunter2', 'BEGIN PRIVATE KEY']) assert.ok(!output.includes(secret), secret);
+    assert.ok(result.snippets.length > 0, 'the query does retrieve other files');
+  });
+});
+
+describe('packing and verbalization', () => {
+  const snippet = (text: string, path = 'a.ts', score = 1): Snippet => ({ path, range: { start: 0, end: text.split('\n').length }, text, retriever: 'lexical', why: '', score });
+
+  it('cuts a long definition at a syntactic boundary', () => {
+    const body = 'function f() {\n  const a = 1;\n  const b = 2;\n  return a + b;\n}';
+    assert.strictEqual(cutToFit(body, 30), 'function f() {\n  const a = 1;');
+  });
+
+  it('drops overlapping text and respects the budget', () => {
+    const outline = snippet('class A {\n  run(): void\n}');
+    const { packed, dropped } = packSnippets([outline, snippet('  run(): void'), snippet('x'.repeat(50), 'b.ts')], 120);
+    assert.deepStrictEqual(packed.map((s) => s.path), ['a.ts', 'b.ts']);
+    assert.strictEqual(dropped.length, 1);
+  });
+
+  it('renders Repoformer comment blocks with the best snippet last', () => {
+    const text = renderCommentBlocks([snippet('best()', 'best.py'), snippet('second()', 'second.py')], 'main.py');
+    assert.ok(text.startsWith(`\n\n# ${REPOFORMER_HEADER}\n`));
+    assert.ok(text.indexOf('# second.py') < text.indexOf('# best.py'));
+    assert.ok(text.includes('# the below code fragment can be found in:'));
+    assert.ok(text.trimEnd().endsWith('# best()'));
+  });
+});
