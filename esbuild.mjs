@@ -20,7 +20,8 @@ const common = {
   format: 'cjs',
   sourcemap: true,
   logLevel: 'warning',
-  // node-llama-cpp is ESM with native binaries: loaded at run time with import(), never bundled.
-  external: ['vscode', 'node-llama-cpp'],
+  // node-llama-cpp is ESM with native binaries, loaded at run time with import(); web-tree-sitter's CommonJS
+  // build locates its runtime through import.meta, which a CommonJS bundle cannot provide.
+  external: ['vscode', 'node-llama-cpp', 'web-tree-sitter'],
 };
 await build({ ...common, entryPoints: { extension: 'src/extension.ts', cli: 'src/cli/main.ts', indexWorker: 'src/index/worker.ts' }, outdir: 'dist' });

@@ -9,7 +9,9 @@ const MAX_SIGNATURE_CHARS = 300;
 /** Top-level statements are grouped into chunks of at most this many lines. */
 const STATEMENT_GROUP_LINES = 40;
 /** Outlines longer than this keep their first lines only. */
-const MAX_OUTLINE_LINES = 80;
+const MAX_OUTLINE_LINES = 120;
+const SHORT_TYPE_LINES = 15;
+const MAX_MEMBER_CHARS = 90;
 
 const FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function']);
 
@@ -136,13 +138,15 @@ function linesOf(walk: Walk, node: Node): string {
 function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): string {
   const full = linesOf(walk, outer).split('\n');
   const hasBodies = members.some((m) => m.kind === 'method' && m.range.end - m.range.start > 1);
-  if (!hasBodies) return full.slice(0, MAX_OUTLINE_LINES).join('\n');
+  // Short body-less types (interfaces, enums) read best as written; long ones lose comments and bodies.
+  if (!hasBodies && full.length <= SHORT_TYPE_LINES) return full.join('\n');
   const indent = (row: number): string => /^\s*/.exec(walk.lines[row] ?? '')![0];
   const opener = walk.spec.blockClose ? ' {' : '';
   const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd() + opener];
   for (const member of members) {
-    const sig = member.signature.split('\n');
-    lines.push(indent(member.range.start) + sig[0].trimStart(), ...sig.slice(1));
+    // One line a member, so that a budget holds as many member names as possible.
+    const sig = member.signature.replace(/\s*\n\s*/g, ' ');
+    lines.push(indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
   return lines.slice(0, MAX_OUTLINE_LINES).join('\n');

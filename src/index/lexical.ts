@@ -37,8 +37,10 @@ export class LexicalIndex {
     for (const id of ids) if (this.search.has(id)) this.search.discard(id);
   }
 
-  query(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
-    const terms = [...new Set(codeTerms(text))];
+  /** Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them. */
+  query(text: string, limit: number, filter?: (id: string) => boolean, maxTerms = 20): LexicalHit[] {
+    // BM25 cost grows with every term's posting list; the terms nearest the cursor carry the intent.
+    const terms = [...new Set(codeTerms(text).reverse())].slice(0, maxTerms);
     if (terms.length === 0) return [];
     const results = this.search.search(terms.join(' '), filter ? { filter: (r) => filter(r.id as string) } : undefined);
     return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));

@@ -18,6 +18,7 @@ const MAX_GLOBAL_REFS = 4;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
 const SECOND_HOP = 0.5;
 const MAX_HITS = 24;
+const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
 
 const BUILTIN_TYPES = new Set([
   'string', 'number', 'boolean', 'any', 'unknown', 'void', 'never', 'object', 'undefined', 'null', 'Promise',
@@ -166,8 +167,10 @@ export class DefinitionRetriever {
     if (ref.path === this.facts.path) return undefined;
     const chunk = chunkFor(this.index, ref);
     if (!chunk) return undefined;
-    // Types carry the members the next line is likely to name; a plain function is one name.
-    const score = weight * (TYPE_KINDS.has(ref.symbol.kind) ? 1 : 0.7);
+    // Types carry the members the next line is likely to name; a plain function is one name. Tests define
+    // look-alike symbols that production code never uses.
+    const testPenalty = TEST_PATH.test(ref.path) && !TEST_PATH.test(this.facts.path) ? 0.4 : 1;
+    const score = weight * (TYPE_KINDS.has(ref.symbol.kind) ? 1 : 0.7) * testPenalty;
     const known = this.hits.get(chunk.id);
     if (known && known.score >= score) return known;
     const hit = { chunk, score, why };

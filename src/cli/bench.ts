@@ -1,0 +1,151 @@
+import { promises as fs } from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { gunzipSync } from 'zlib';
+import { RepoIndex } from '../index/repoIndex';
+import { readSourceFile } from '../index/scan';
+import { buildIndex } from '../index/workspace';
+import { WindowBaselines } from '../retrieval/baselines';
+import { retrieve } from '../retrieval/retrieve';
+import type { Snippet } from '../retrieval/types';
+import { peakRssMb } from './workspaceIndex';
+
+export interface Task {
+  prompt: string;
+  right_context: string;
+  groundtruth: string;
+  metadata: {
+    task_id: string;
+    repository: string;
+    file: string;
+    groundtruth_start_lineno: number;
+    kind: 'cross' | 'infile';
+    novel_identifiers: string[];
+  };
+}
+
+export interface RetrievalScore {
+  recall: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+export interface BenchReport {
+  repo: string;
+  tasks: { cross: number; infile: number };
+  index: { files: number; symbols: number; chunks: number; build_ms: number; rss_mb: number; warm_ms: number; update_ms: { lines: number; p50: number } };
+  retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
+}
+
+export async function readTasks(file: string): Promise<Task[]> {
+  const raw = await fs.readFile(file);
+  const text = (file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
+  return text.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as Task);
+}
+
+/** The file as the user has it when the task's line is still to be written, and where the cursor is. */
+export function taskDocument(task: Task): { text: string; line: number; character: number } {
+  const lines = task.prompt.split('\n');
+  return { text: `${task.prompt}\n${task.right_context}`, line: lines.length - 1, character: lines[lines.length - 1].length };
+}
+
+/** CrossCodeEval's retrieval hit: every novel identifier occurs, as a word, in the packed context. */
+export function isHit(task: Task, snippets: Snippet[]): boolean {
+  const context = snippets.map((s) => s.text).join('\n');
+  return task.metadata.novel_identifiers.every((name) => new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(context));
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
+
+function score(hits: number, total: number, times: number[]): RetrievalScore {
+  return { recall: round(total ? hits / total : 0, 3), p50_ms: round(percentile(times, 50)), p95_ms: round(percentile(times, 95)) };
+}
+
+/** Median time to re-index the largest source file after a one-character edit (incremental reparse). */
+async function measureUpdate(index: RepoIndex, texts: Map<string, string>): Promise<{ lines: number; p50: number }> {
+  let largest = '';
+  let lines = 0;
+  for (const [filePath, text] of texts) {
+    const count = text.split('\n').length;
+    if (count > lines && index.facts(filePath)?.language !== 'text') [largest, lines] = [filePath, count];
+  }
+  if (!largest) return { lines: 0, p50: 0 };
+  const original = texts.get(largest)!;
+  await index.update(largest, original);
+  const times: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const at = Math.floor(original.length / 2);
+    const edited = `${original.slice(0, at)}${i % 2 ? 'x' : ''}${original.slice(at)}`;
+    const started = performance.now();
+    await index.update(largest, edited);
+    times.push(performance.now() - started);
+  }
+  await index.update(largest, original);
+  return { lines, p50: round(percentile(times, 50)) };
+}
+
+export async function runBench(repoDir: string, tasks: Task[], budget: number, log: (line: string) => void): Promise<BenchReport> {
+  const root = path.resolve(repoDir);
+  const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-bench-'));
+  try {
+    const index = new RepoIndex(root);
+    log(`indexing ${root}`);
+    const report = await buildIndex(index, { root, cacheDir, fresh: true });
+    const rss = peakRssMb();
+    log(`indexed ${report.files} files, ${report.symbols} symbols, ${report.chunks} chunks in ${Math.round(report.buildMs)} ms`);
+
+    const warmIndex = new RepoIndex(root);
+    const warm = await buildIndex(warmIndex, { root, cacheDir });
+    if (!warm.cache.ok) throw new Error(`warm start did not use the cache: ${warm.cache.reason}`);
+    warmIndex.dispose();
+
+    const texts = new Map<string, string>();
+    for (const filePath of index.files.keys()) {
+      const read = await readSourceFile(root, filePath);
+      if ('text' in read) texts.set(filePath, read.text);
+    }
+    const baselines = new WindowBaselines(index, texts);
+    const update = await measureUpdate(index, texts);
+
+    const cross = tasks.filter((t) => t.metadata.kind === 'cross');
+    const hits = { repogate: 0, jaccard: 0, bm25: 0 };
+    const times = { repogate: [] as number[], jaccard: [] as number[], bm25: [] as number[] };
+    for (const [i, task] of cross.entries()) {
+      const file = task.metadata.file;
+      const doc = taskDocument(task);
+      await index.update(file, doc.text);
+      const started = performance.now();
+      const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
+      times.repogate.push(performance.now() - started);
+      if (isHit(task, result.snippets)) hits.repogate++;
+      const jac = baselines.jaccard(file, task.prompt, budget);
+      times.jaccard.push(jac.ms);
+      if (isHit(task, jac.snippets)) hits.jaccard++;
+      const bm = baselines.bm25Search(file, task.prompt, budget);
+      times.bm25.push(bm.ms);
+      if (isHit(task, bm.snippets)) hits.bm25++;
+      const original = texts.get(file);
+      if (original !== undefined) await index.update(file, original);
+      if ((i + 1) % 50 === 0) log(`${i + 1}/${cross.length} tasks`);
+    }
+    index.dispose();
+    return {
+      repo: root,
+      tasks: { cross: cross.length, infile: tasks.length - cross.length },
+      index: { files: report.files, symbols: report.symbols, chunks: report.chunks, build_ms: Math.round(report.buildMs), rss_mb: Math.round(rss), warm_ms: Math.round(warm.buildMs), update_ms: update },
+      retrieval: {
+        repogate: score(hits.repogate, cross.length, times.repogate),
+        jaccard: score(hits.jaccard, cross.length, times.jaccard),
+        bm25: score(hits.bm25, cross.length, times.bm25),
+      },
+    };
+  } finally {
+    await fs.rm(cacheDir, { recursive: true, force: true });
+  }
+}
