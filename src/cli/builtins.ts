@@ -1,4 +1,4 @@
-import * as path from 'path';
+import names from './builtins.json';
 
 /**
  * Names of the JavaScript/TypeScript language and runtime: keywords, the standard libraries (ES, DOM,
@@ -8,16 +8,6 @@ import * as path from 'path';
 let cached: Set<string> | undefined;
 
 export function builtinNames(): Set<string> {
-  cached ??= new Set(loadList());
+  cached ??= new Set(names as string[]);
   return cached;
-}
-
-function loadList(): string[] {
-  try {
-    // The bundle (esbuild) inlines the JSON here.
-    return require('./builtins.json') as string[];
-  } catch {
-    // tsc does not copy JSON into out/, so the compiled tests read it from the sources.
-    return require(path.join(__dirname, '../../../src/cli/builtins.json')) as string[];
-  }
 }

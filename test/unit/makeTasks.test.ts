@@ -1,0 +1,186 @@
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
+import { builtinNames } from '../../src/cli/builtins';
+import { isTaskSourcePath, makeTasks, scanIdentifiers, type Task } from '../../src/cli/makeTasks';
+import { languageForPath } from '../../src/index/languages';
+import { SourceParser } from '../../src/index/parser';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+
+const ROOT = path.resolve(__dirname, '../../../test/fixtures/repos/tasks-mini');
+
+function words(text: string): Set<string> {
+  return new Set((text.match(/[\w$]+/g) ?? []).filter((w) => !/^\d/.test(w)));
+}
+
+describe('builtinNames', () => {
+  it('holds keywords, standard library and Node names with their members', () => {
+    const names = builtinNames();
+    for (const name of ['push', 'then', 'slice', 'get', 'console', 'log', 'Promise', 'Map', 'Array', 'JSON', 'process', 'Buffer', 'readFile', 'const', 'await', 'globalThis']) {
+      assert.ok(names.has(name), name);
+    }
+    for (const name of ['findByEmail', 'UserRepo', 'takeAll']) assert.ok(!names.has(name), name);
+  });
+});
+
+describe('isTaskSourcePath', () => {
+  it('keeps product TS/JS and drops tests, fixtures, declarations and other languages', () => {
+    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts']) {
+      assert.ok(isTaskSourcePath(p), p);
+    }
+    for (const p of [
+      'src/a.test.ts', 'src/a.spec.tsx', 'src/a.test-d.ts', 'test/a.ts', 'pkg/__tests__/a.ts', 'pkg/__mocks__/a.ts',
+      'e2e/a.ts', 'packages/dts-test/a.ts', 'test/fixtures/a.ts', 'examples/a.ts', 'bench/a.ts', 'src/types.d.ts',
+      'src/a.py', 'README.md',
+    ]) {
+      assert.ok(!isTaskSourcePath(p), p);
+    }
+  });
+});
+
+describe('scanIdentifiers', () => {
+  it('tells declared names from members, calls, constructions, types and references', async () => {
+    const parser = new SourceParser();
+    try {
+      const text = [
+        'const user = await this.repo.findByEmail(email);',
+        'const queue = new Queue<Job>(limit);',
+        'function f(a: Options, { b, c: d }, ...rest) { return { key: value, short }; }',
+        'items.map((x) => x.id);',
+      ].join('\n');
+      const tree = await parser.parse('a.ts', languageForPath('a.ts')!, text);
+      const rows = scanIdentifiers(tree).identifiers;
+      const roles = (row: number) => Object.fromEntries((rows.get(row) ?? []).map((i) => [i.name, i.role]));
+      assert.deepStrictEqual(roles(0), { user: 'declared', repo: 'member', findByEmail: 'call', email: 'reference' });
+      assert.deepStrictEqual(roles(1), { queue: 'declared', Queue: 'new', Job: 'type', limit: 'reference' });
+      assert.deepStrictEqual(roles(2), {
+        f: 'declared', a: 'declared', Options: 'type', b: 'declared', c: 'member', d: 'declared', rest: 'declared',
+        key: 'declared', value: 'reference', short: 'reference',
+      });
+      assert.deepStrictEqual(
+        rows.get(3)!.map((i) => `${i.name}:${i.role}`),
+        ['items:reference', 'map:call', 'x:declared', 'x:reference', 'id:member'],
+      );
+    } finally {
+      parser.dispose();
+    }
+  });
+});
+
+describe('makeTasks', () => {
+  let index: RepoIndex;
+  let tasks: Task[];
+  const text = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+
+  before(async () => {
+    index = new RepoIndex(ROOT);
+    await buildIndex(index, { root: ROOT });
+    tasks = await makeTasks(index, ROOT, {});
+  });
+
+  after(() => index.dispose());
+
+  it('finds the cross-file call of UserRepo.findByEmail', () => {
+    const task = tasks.find((t) => t.metadata.kind === 'cross' && t.metadata.novel_identifiers.includes('findByEmail'));
+    assert.ok(task, JSON.stringify(tasks.map((t) => t.metadata.task_id)));
+    assert.strictEqual(task.metadata.file, 'src/services/userService.ts');
+    assert.strictEqual(task.groundtruth, 'const user = await this.repo.findByEmail(email);');
+    assert.deepStrictEqual(task.metadata.novel_identifiers, ['findByEmail']);
+  });
+
+  it('writes every task in the CrossCodeEval format, cut at the first non-blank character', () => {
+    assert.ok(tasks.length > 0);
+    for (const t of tasks) {
+      const m = t.metadata;
+      assert.deepStrictEqual(Object.keys(t).sort(), ['groundtruth', 'metadata', 'prompt', 'right_context']);
+      assert.deepStrictEqual(
+        Object.keys(m).sort(),
+        ['file', 'groundtruth_start_lineno', 'kind', 'novel_identifiers', 'repository', 'task_id'],
+      );
+      assert.strictEqual(m.repository, 'tasks-mini');
+      assert.strictEqual(m.task_id, `tasks-mini/${m.file}:${m.groundtruth_start_lineno}`);
+      assert.ok(Number.isInteger(m.groundtruth_start_lineno));
+      assert.ok(Array.isArray(m.novel_identifiers) && m.novel_identifiers.every((n) => typeof n === 'string'));
+      assert.ok(m.kind === 'cross' || m.kind === 'infile');
+      const source = text(m.file);
+      const promptLines = t.prompt.split('\n');
+      assert.strictEqual(promptLines.length - 1, m.groundtruth_start_lineno);
+      assert.match(promptLines[promptLines.length - 1], /^\s*$/);
+      const line = source.split('\n')[m.groundtruth_start_lineno];
+      assert.strictEqual(t.prompt + line.trimStart() + '\n' + t.right_context, source);
+      assert.strictEqual(line.trim(), t.groundtruth);
+      assert.ok(t.groundtruth.length >= 6 && !/^\s/.test(t.groundtruth));
+    }
+  });
+
+  it('takes tasks only from product TS/JS files: never tests or declaration files', () => {
+    for (const t of tasks) {
+      assert.ok(isTaskSourcePath(t.metadata.file), t.metadata.file);
+      assert.notStrictEqual(t.metadata.file, 'src/services/userService.test.ts');
+      assert.ok(!t.metadata.file.startsWith('tests/') && !t.metadata.file.endsWith('.d.ts'), t.metadata.file);
+    }
+  });
+
+  it('skips comments, imports and lines that only declare', () => {
+    const gts = tasks.map((t) => t.groundtruth);
+    assert.ok(!gts.some((g) => g.startsWith('//') || g.startsWith('import ')), gts.join('\n'));
+    assert.ok(!gts.includes('export class UserService {'));
+    assert.ok(!gts.includes('let sum = 0;'));
+  });
+
+  it('makes infile tasks only from lines whose used identifiers all occur in the file context', async () => {
+    const infile = tasks.filter((t) => t.metadata.kind === 'infile');
+    assert.ok(infile.some((t) => t.groundtruth === 'const discounted = sum - sum * discount;'));
+    const parser = new SourceParser();
+    try {
+      for (const t of infile) {
+        assert.deepStrictEqual(t.metadata.novel_identifiers, []);
+        const tree = await parser.parse(t.metadata.file, languageForPath(t.metadata.file)!, text(t.metadata.file));
+        const ids = scanIdentifiers(tree).identifiers.get(t.metadata.groundtruth_start_lineno) ?? [];
+        const declared = new Set(ids.filter((i) => i.role === 'declared').map((i) => i.name));
+        const used = ids.filter((i) => i.role !== 'declared' && !declared.has(i.name)).map((i) => i.name);
+        assert.ok(new Set(used).size >= 2, t.metadata.task_id);
+        const context = words(t.prompt + '\n' + t.right_context);
+        assert.deepStrictEqual(used.filter((n) => !context.has(n)), [], t.metadata.task_id);
+      }
+    } finally {
+      parser.dispose();
+    }
+  });
+
+  it('makes cross tasks whose novel identifiers are absent from the context and declared in another file', () => {
+    const cross = tasks.filter((t) => t.metadata.kind === 'cross');
+    assert.ok(cross.some((t) => t.metadata.novel_identifiers.includes('takeAll')));
+    for (const t of cross) {
+      const context = words(t.prompt + '\n' + t.right_context);
+      assert.ok(t.metadata.novel_identifiers.length > 0);
+      for (const name of t.metadata.novel_identifiers) {
+        assert.ok(!context.has(name), name);
+        assert.ok(index.symbols(name).some((ref) => ref.path !== t.metadata.file), name);
+      }
+    }
+  });
+
+  it('never counts built-ins as novel, even when the repository declares the same name', () => {
+    const builtins = builtinNames();
+    for (const t of tasks) for (const name of t.metadata.novel_identifiers) assert.ok(!builtins.has(name), name);
+    // Queue declares push and then, but a model knows them: these lines are neither cross nor solvable in-file.
+    assert.ok(index.symbols('push').some((ref) => ref.path === 'src/util/queue.ts'));
+    assert.ok(!tasks.some((t) => t.groundtruth.startsWith('queue.push') || t.groundtruth.startsWith('queue.then')));
+    assert.ok(!tasks.some((t) => /^(console|Promise|push)$/.test(t.metadata.novel_identifiers.join())));
+  });
+
+  it('spreads samples over files and is deterministic for a seed', async () => {
+    const perFile = new Map<string, number>();
+    for (const t of tasks) {
+      const key = `${t.metadata.kind} ${t.metadata.file}`;
+      perFile.set(key, (perFile.get(key) ?? 0) + 1);
+    }
+    assert.ok([...perFile.values()].every((n) => n <= 3));
+    assert.deepStrictEqual(await makeTasks(index, ROOT, { seed: 42 }), tasks);
+    const small = await makeTasks(index, ROOT, { perKind: 1, seed: 7 });
+    assert.deepStrictEqual(small.map((t) => t.metadata.kind), ['cross', 'infile']);
+    assert.deepStrictEqual(await makeTasks(index, ROOT, { perKind: 1, seed: 7 }), small);
+  });
+});
