@@ -8,8 +8,6 @@ import { lineWindows } from './windows';
 const MAX_SIGNATURE_CHARS = 300;
 /** Top-level statements are grouped into chunks of at most this many lines. */
 const STATEMENT_GROUP_LINES = 40;
-/** Outlines longer than this keep their first lines only. */
-const MAX_OUTLINE_LINES = 120;
 const SHORT_TYPE_LINES = 15;
 const MAX_MEMBER_CHARS = 90;
 
@@ -24,7 +22,8 @@ interface Walk {
   types: TypeAnnotation[];
 }
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** A declared name; `#x` is a private class member in JavaScript. */
+const IDENTIFIER = /^#?[A-Za-z_$][\w$]*$/;
 
 function nameOf(node: Node, nameField: string): string | undefined {
   const nameNode = nameField ? node.childForFieldName(nameField) : node.firstNamedChild;
@@ -142,14 +141,15 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
   if (!hasBodies && full.length <= SHORT_TYPE_LINES) return full.join('\n');
   const indent = (row: number): string => /^\s*/.exec(walk.lines[row] ?? '')![0];
   const opener = walk.spec.blockClose ? ' {' : '';
-  const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd() + opener];
+  const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd().replace(/\s*\n\s*/g, ' ') + opener];
   for (const member of members) {
     // One line a member, so that a budget holds as many member names as possible.
     const sig = member.signature.replace(/\s*\n\s*/g, ' ');
     lines.push(indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
-  return lines.slice(0, MAX_OUTLINE_LINES).join('\n');
+  // One line a member, whatever the count: retrieval focuses an oversized outline on the members it needs.
+  return lines.join('\n');
 }
 
 /** Visit one declaration; returns the symbol it declared, if any. */

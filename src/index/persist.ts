@@ -4,7 +4,7 @@ import * as path from 'path';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 4;
+export const CACHE_VERSION = 6;
 const CACHE_FILE = 'index.json';
 
 interface CachePayload {

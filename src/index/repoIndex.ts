@@ -3,6 +3,7 @@ import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
 import { LexicalIndex, type LexicalHit } from './lexical';
 import { SourceParser } from './parser';
+import { identifiers } from './tokenize';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
 
@@ -47,7 +48,10 @@ export class RepoIndex {
   private readonly resolved = new Map<string, string[]>();
   private lexical = new LexicalIndex();
   private layout: ProjectLayout | undefined;
+  private ambient: SymbolRef[] | undefined;
   private symbolCount = 0;
+  /** In how many files each identifier occurs: how commonly a member is used across the repository. */
+  private readonly fileFrequency = new Map<string, number>();
 
   constructor(
     readonly root: string,
@@ -89,6 +93,7 @@ export class RepoIndex {
     const existed = this.files.has(filePath);
     this.detach(filePath);
     this.files.set(filePath, record);
+    if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     for (const symbol of record.facts.symbols) {
       const refs = this.symbolTable.get(symbol.name);
       if (refs) refs.push({ path: filePath, symbol });
@@ -96,6 +101,7 @@ export class RepoIndex {
     }
     this.symbolCount += record.facts.symbols.length;
     for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
+    for (const name of identifiersOf(record.facts)) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
     if (addToLexical) this.lexical.add(record.facts.chunks);
     if (!existed) {
       const dir = dirOf(filePath);
@@ -110,6 +116,7 @@ export class RepoIndex {
     if (!this.files.has(filePath)) return false;
     this.detach(filePath);
     this.files.delete(filePath);
+    if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     this.parser.forget(filePath);
     this.dirFiles.get(dirOf(filePath))?.delete(filePath);
     this.resolved.clear();
@@ -138,7 +145,17 @@ export class RepoIndex {
     }
     this.symbolCount -= old.facts.symbols.length;
     for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
+    for (const name of identifiersOf(old.facts)) {
+      const count = (this.fileFrequency.get(name) ?? 1) - 1;
+      if (count > 0) this.fileFrequency.set(name, count);
+      else this.fileFrequency.delete(name);
+    }
     this.lexical.remove(old.facts.chunks.map((c) => c.id));
+  }
+
+  /** Number of indexed files that use an identifier. */
+  frequency(name: string): number {
+    return this.fileFrequency.get(name) ?? 0;
   }
 
   facts(filePath: string): FileFacts | undefined {
@@ -147,6 +164,14 @@ export class RepoIndex {
 
   symbols(name: string): SymbolRef[] {
     return this.symbolTable.get(name) ?? [];
+  }
+
+  /** Globals the repository declares for itself (`declare const __DEV__: boolean` in a .d.ts file). */
+  ambientSymbols(): SymbolRef[] {
+    this.ambient ??= [...this.files.values()]
+      .filter((r) => r.facts.path.endsWith('.d.ts'))
+      .flatMap((r) => r.facts.symbols.filter((s) => !s.container && /^declare\s+(const|let|var|function)\b/.test(s.signature)).map((symbol) => ({ path: r.facts.path, symbol })));
+    return this.ambient;
   }
 
   chunk(id: string): Chunk | undefined {
@@ -202,6 +227,12 @@ export class RepoIndex {
   dispose(): void {
     this.parser.dispose();
   }
+}
+
+function identifiersOf(facts: FileFacts): Set<string> {
+  const names = new Set<string>();
+  for (const chunk of facts.chunks) for (const name of identifiers(chunk.text)) names.add(name);
+  return names;
 }
 
 function dirOf(filePath: string): string {

@@ -18,6 +18,9 @@ const MAX_GLOBAL_REFS = 4;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
 const SECOND_HOP = 0.5;
 const MAX_HITS = 24;
+const CHAIN_DECAY = 0.85;
+const IMPORT_WEIGHT = 0.25;
+const AMBIENT_WEIGHT = 0.45;
 const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
 
 const BUILTIN_TYPES = new Set([
@@ -53,9 +56,17 @@ export class DefinitionRetriever {
     const enclosing = this.enclosingClass(query.line);
     const firstHop: DefinitionHit[] = [];
     for (const anchor of query.anchors) {
-      for (const [ref, why] of this.resolveAnchor(anchor, enclosing)) {
-        const hit = this.offer(ref, anchor.weight, why);
+      for (const [ref, why, depth] of this.resolveAnchor(anchor, enclosing)) {
+        // The deeper a link of a member chain, the less certain its type is what the next line needs.
+        const hit = this.offer(ref, anchor.weight * CHAIN_DECAY ** depth, why);
         if (hit) firstHop.push(hit);
+      }
+    }
+    // What a file imports it uses, wherever the use is: its imported types stay candidates at a floor weight.
+    for (const { binding } of this.index.imports(this.facts.path)) {
+      for (const name of binding.names) {
+        if (name === '*' || BUILTIN_TYPES.has(name)) continue;
+        for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
       }
     }
     if (enclosing) {
@@ -63,6 +74,17 @@ export class DefinitionRetriever {
       const selfWeight = Math.max(0.3, ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight));
       for (const superName of supertypes(enclosing.signature)) {
         for (const ref of this.resolveName(superName, this.facts.path)) this.offer(ref, selfWeight * 0.9, `supertype of ${enclosing.name}`);
+      }
+    }
+    if (this.facts.language !== 'text') {
+      // Repository-wide globals are used without an import anywhere, so no anchor leads to them.
+      const byFile = new Map<string, SymbolRef[]>();
+      for (const ref of this.index.ambientSymbols()) byFile.set(ref.path, [...(byFile.get(ref.path) ?? []), ref]);
+      for (const refs of byFile.values()) {
+        // One compact snippet a file: the declarations alone, not the statements around them.
+        const first = refs[0];
+        const chunk: Chunk = { ...signatureChunk(first), id: `${first.path}#ambient`, text: refs.map((r) => r.symbol.signature).join('\n'), symbols: refs.map((r) => r.symbol.name) };
+        this.offer(first, AMBIENT_WEIGHT * Math.min(1, refs.length / 4), 'repository-wide ambient declarations', chunk);
       }
     }
     for (const hit of firstHop.sort((a, b) => b.score - a.score).slice(0, 6)) {
@@ -84,29 +106,76 @@ export class DefinitionRetriever {
     return best;
   }
 
-  /** What an identifier near the cursor leads to: its declared type, its import, or a global symbol. */
-  private resolveAnchor(anchor: Anchor, enclosing: SymbolInfo | undefined): [SymbolRef, string][] {
+  /**
+   * What an identifier near the cursor leads to: its import or a global symbol, and — walking its member
+   * chain (`this.repo.find`, `ctx.app().config`) through declared field types and method return types —
+   * the type of every link, so that the outline listing the next member is found.
+   */
+  private resolveAnchor(anchor: Anchor, enclosing: SymbolInfo | undefined): [SymbolRef, string, number][] {
     const { name, chain } = anchor;
     if (SELF.has(name) || BUILTIN_TYPES.has(name)) return [];
-    const out: [SymbolRef, string][] = [];
-    const owner = chain.length >= 2 && SELF.has(chain[chain.length - 2]) ? enclosing?.name : undefined;
-    for (const typeName of this.declaredTypes(name, owner)) {
-      for (const ref of this.resolveName(typeName, this.facts.path)) out.push([ref, `type ${typeName} of ${chain.join('.')}`]);
+    const out: [SymbolRef, string, number][] = [];
+    let types: SymbolRef[] = this.typesOfHead(chain[0], enclosing);
+    for (const ref of types) out.push([ref, `type of ${chain[0]}`, 0]);
+    for (let i = 1; i < chain.length && types.length; i++) {
+      types = types.flatMap((owner) => this.memberTypes(owner, chain[i]));
+      for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
-    for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`]);
+    if (chain.length === 1) for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
     return out;
   }
 
+  /** The types a chain's first identifier has: `this`'s class, a declared or constructed type, a call's result. */
+  private typesOfHead(head: string, enclosing: SymbolInfo | undefined, depth = 0): SymbolRef[] {
+    if (SELF.has(head)) {
+      return enclosing ? [{ path: this.facts.path, symbol: enclosing }] : [];
+    }
+    const refs: SymbolRef[] = [];
+    for (const typeName of this.declaredTypes(head)) refs.push(...this.resolveName(typeName, this.facts.path));
+    if (refs.length === 0 && depth < 2 && this.text.includes(head)) {
+      // `const x = a.b.c(...)`: x has the return type of the call.
+      const call = new RegExp(`\\b${escape(head)}\\s*=\\s*(?:await\\s+)?([A-Za-z_$][\\w$.]*)\\s*[(<]`).exec(this.text);
+      if (call && call[1] !== head) {
+        const links = call[1].split('.');
+        let types = links.length > 1 ? this.typesOfHead(links[0], enclosing, depth + 1) : this.functionResult(links[0]);
+        for (let i = 1; i < links.length && types.length; i++) types = types.flatMap((owner) => this.memberTypes(owner, links[i]));
+        refs.push(...types);
+      }
+    }
+    return refs.slice(0, 4);
+  }
+
+  /** The result type of a function imported into this file (`const x = makeThing()`). */
+  private functionResult(name: string): SymbolRef[] {
+    return this.resolveName(name, this.facts.path).flatMap((ref) => this.typesInSignature(ref, resultText(ref.symbol.signature)));
+  }
+
+  /** The type of member `member` of the type `owner`: its declared field type or its method's return type. */
+  private memberTypes(owner: SymbolRef, member: string): SymbolRef[] {
+    const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
+    if (!facts) return [];
+    const declared = facts.types.filter((t) => t.name === member && t.container === owner.symbol.name);
+    if (declared.length) {
+      return declared.flatMap((t) => t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, owner.path)));
+    }
+    const symbol = facts.symbols.find((s) => s.name === member && s.container === owner.symbol.name);
+    return symbol ? this.typesInSignature({ path: owner.path, symbol }, resultText(symbol.signature)) : [];
+  }
+
+  private typesInSignature(ref: SymbolRef, text: string): SymbolRef[] {
+    return typeNamesOf(text).flatMap((typeName) => this.resolveName(typeName, ref.path)).slice(0, 4);
+  }
+
   /** Types written for a name in this file: annotations and constructions, plus `name: Type` in the text. */
-  private declaredTypes(name: string, owner: string | undefined): string[] {
+  private declaredTypes(name: string): string[] {
     const names: string[] = [];
     for (const t of this.facts.types) {
-      if (t.name !== name || (owner && t.container && t.container !== owner)) continue;
+      if (t.name !== name) continue;
       for (const typeName of t.typeNames) if (!BUILTIN_TYPES.has(typeName) && !names.includes(typeName)) names.push(typeName);
     }
     if (names.length === 0 && this.text.includes(name)) {
       // Locals inside function bodies are not in the index; their annotations are found textually.
-      const pattern = new RegExp(`\\b${escape(name)}\\s*(?::\\s*|=\\s*new\\s+|=\\s*await\\s+new\\s+)([A-Z][\\w$]*)`, 'g');
+      const pattern = new RegExp(`\\b${escape(name)}\\??\\s*(?::\\s*|=\\s*new\\s+|=\\s*await\\s+new\\s+|\\sas\\s+)([A-Z][\\w$]*)`, 'g');
       for (const m of this.text.matchAll(pattern)) if (!BUILTIN_TYPES.has(m[1]) && !names.includes(m[1])) names.push(m[1]);
     }
     return names;
@@ -131,7 +200,10 @@ export class DefinitionRetriever {
       }
       if (refs.length || targets.length) return refs;
     }
-    const global = this.index.symbols(name).filter((r) => r.path !== this.facts.path && !r.symbol.container);
+    // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
+    // the file that merely shares a name with some top-level symbol elsewhere.
+    if (new RegExp(`\\b(?:const|let|var|function|class)\\s+${escape(name)}\\b|[(,]\\s*${escape(name)}\\s*[:,)=]`).test(fromFacts === this.facts ? this.text : '')) return [];
+    const global = this.index.symbols(name).filter((r) => r.path !== this.facts.path && !r.symbol.container && (r.symbol.exported || r.path.endsWith('.d.ts')));
     if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
     return global;
   }
@@ -163,20 +235,36 @@ export class DefinitionRetriever {
     return facts.symbols.filter((s) => !s.container && s.exported).slice(0, 8).map((symbol) => ({ path: file, symbol }));
   }
 
-  private offer(ref: SymbolRef, weight: number, why: string): DefinitionHit | undefined {
+  private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk): DefinitionHit | undefined {
     if (ref.path === this.facts.path) return undefined;
-    const chunk = chunkFor(this.index, ref);
+    const isType = TYPE_KINDS.has(ref.symbol.kind);
+    // A type's outline lists the members the next line may name; of a function or variable the line needs
+    // its signature (parameters, result), not its body.
+    const chunk = given ?? (isType ? chunkFor(this.index, ref) : signatureChunk(ref));
     if (!chunk) return undefined;
-    // Types carry the members the next line is likely to name; a plain function is one name. Tests define
-    // look-alike symbols that production code never uses.
+    // Tests define look-alike symbols that production code never uses.
     const testPenalty = TEST_PATH.test(ref.path) && !TEST_PATH.test(this.facts.path) ? 0.4 : 1;
-    const score = weight * (TYPE_KINDS.has(ref.symbol.kind) ? 1 : 0.7) * testPenalty;
+    const score = weight * (isType || given ? 1 : 0.6) * testPenalty;
     const known = this.hits.get(chunk.id);
     if (known && known.score >= score) return known;
     const hit = { chunk, score, why };
     this.hits.set(chunk.id, hit);
     return hit;
   }
+}
+
+/** A function's or variable's declaration without its body. */
+function signatureChunk(ref: SymbolRef): Chunk {
+  const { symbol } = ref;
+  const lines = symbol.signature.split('\n').length;
+  return {
+    id: `${ref.path}#${symbol.range.start}-${symbol.range.start + lines}:signature`,
+    path: ref.path,
+    kind: symbol.kind === 'method' ? 'method' : 'function',
+    range: { start: symbol.range.start, end: symbol.range.start + lines },
+    text: symbol.signature,
+    symbols: [symbol.name],
+  };
 }
 
 /** The chunk that best presents a symbol: a type's outline, a function's own chunk, or its statement group. */
@@ -212,6 +300,13 @@ function typeNamesOf(text: string): string[] {
   const names = new Set<string>();
   for (const m of text.matchAll(/\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b/g)) if (!BUILTIN_TYPES.has(m[0])) names.add(m[0]);
   return [...names].slice(0, 12);
+}
+
+/** The part of a signature that states a result: after the parameters' closing parenthesis, or after `:`. */
+function resultText(signature: string): string {
+  const close = signature.lastIndexOf(')');
+  const tail = close >= 0 ? signature.slice(close + 1) : signature.slice(signature.indexOf(':') + 1);
+  return /[:>]/.test(tail) ? tail : '';
 }
 
 function escape(text: string): string {

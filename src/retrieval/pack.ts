@@ -25,11 +25,51 @@ export function cutToFit(text: string, room: number): string | undefined {
   return lines.slice(0, lastBoundary + 1).join('\n').trimEnd();
 }
 
+/** Share of an oversized outline's room given to whole member signatures; the rest lists more names. */
+const SIGNATURE_SHARE = 0.6;
+
+/**
+ * Shrinks a type outline that does not fit: its header, the members that rank highest by `priority` with
+ * their signatures (in their original order), then as many of the remaining member names as fit on one
+ * "… also:" line — a huge type's vocabulary costs a dozen characters a member — and its closing line.
+ */
+export function focusOutline(text: string, members: string[], room: number, priority: (name: string) => number): string | undefined {
+  const lines = text.split('\n');
+  const closing = lines.length === members.length + 2 ? lines[lines.length - 1] : undefined;
+  const memberLines = lines.slice(1, 1 + members.length);
+  const indent = /^\s*/.exec(memberLines[0] ?? '')![0];
+  let used = lines[0].length + 1 + (closing !== undefined ? closing.length + 1 : 0);
+  if (used + indent.length + 10 > room) return undefined;
+  const order = members.map((name, i) => ({ i, rank: priority(name) })).sort((a, b) => b.rank - a.rank || a.i - b.i);
+  const keep = new Set<number>();
+  for (const { i } of order) {
+    const cost = memberLines[i].length + 1;
+    if (used + cost > room * SIGNATURE_SHARE) continue;
+    keep.add(i);
+    used += cost;
+  }
+  let also = `${indent}… also:`;
+  for (const { i } of order) {
+    if (keep.has(i) || also.includes(` ${members[i]},`)) continue;
+    const next = `${also} ${members[i]},`;
+    if (used + next.length + 1 > room) break;
+    also = next;
+  }
+  const body = memberLines.filter((_, i) => keep.has(i));
+  const extra = also.endsWith(',') ? [also.slice(0, -1)] : [];
+  if (body.length === 0 && extra.length === 0) return undefined;
+  return [lines[0], ...body, ...extra, ...(closing !== undefined ? [closing] : [])].join('\n');
+}
+
 /**
  * Packs ranked candidates into a character budget, best first: skips text already packed (an outline that
  * holds a method, a window inside a function) and cuts the first candidate that no longer fits whole.
  */
-export function packSnippets(ranked: Snippet[], budget: number): { packed: Snippet[]; dropped: Snippet[] } {
+export function packSnippets(
+  ranked: Snippet[],
+  budget: number,
+  memberPriority?: (name: string) => number,
+): { packed: Snippet[]; dropped: Snippet[] } {
   const packed: Snippet[] = [];
   const dropped: Snippet[] = [];
   let left = budget;
@@ -45,12 +85,17 @@ export function packSnippets(ranked: Snippet[], budget: number): { packed: Snipp
       continue;
     }
     const header = candidate.path.length + 2;
-    const text = cutToFit(candidate.text, left - header);
+    const room = left - header;
+    const text =
+      candidate.text.length > room && candidate.members?.length && memberPriority
+        ? focusOutline(candidate.text, candidate.members, room, memberPriority)
+        : cutToFit(candidate.text, room);
     if (!text || !text.trim()) {
       dropped.push(candidate);
       continue;
     }
-    const snippet = text === candidate.text ? candidate : { ...candidate, text, range: { start: candidate.range.start, end: candidate.range.start + text.split('\n').length } };
+    const snippet: Snippet = { ...candidate, text, range: text === candidate.text ? candidate.range : { start: candidate.range.start, end: candidate.range.start + text.split('\n').length } };
+    delete snippet.members;
     packed.push(snippet);
     left -= snippetCost(snippet);
   }

@@ -27,7 +27,7 @@ export interface RetrievalQuery {
   line: number;
 }
 
-const CHAIN = /[A-Za-z_$][\w$]*(?:\s*(?:\?\.|\.|::)\s*[A-Za-z_$][\w$]*)*/g;
+const CHAIN = /#?[A-Za-z_$][\w$]*(?:\s*(?:\?\.|\.|::)\s*#?[A-Za-z_$][\w$]*)*/g;
 
 function decay(distance: number): number {
   return 1 / (1 + distance / 6);

@@ -1,15 +1,17 @@
 import type { RepoIndex } from '../index/repoIndex';
-import type { FileFacts } from '../index/types';
+import { languageForPath } from '../index/languages';
+import type { Chunk, FileFacts } from '../index/types';
 import { lineWindows } from '../index/windows';
-import { identifiers } from '../index/tokenize';
+import { codeTerms, identifiers } from '../index/tokenize';
 import { DefinitionRetriever } from './definitions';
 import { packSnippets } from './pack';
 import { formQuery, jaccard, tokenSet, type RetrievalQuery } from './query';
 import { DEFAULT_BUDGET_CHARS, type RetrievalRequest, type RetrievalResult, type RetrieverName, type Snippet } from './types';
 
-/** Reciprocal rank fusion constant (Cormack et al.); small lists, so a small k sharpens the top. */
+/** Reciprocal rank constant (Cormack et al.); small lists, so a small k sharpens the top. */
 const RRF_K = 10;
-const WEIGHTS: Record<RetrieverName, number> = { definition: 1.6, lexical: 1, recent: 0.6 };
+/** Score of the first-ranked candidate of the non-definition paths, on the definition path's 0..1 scale. */
+const WEIGHTS: Record<RetrieverName, number> = { definition: 1, lexical: 0.3, recent: 0.2 };
 const LEXICAL_CANDIDATES = 16;
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
@@ -31,7 +33,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const query = formQuery(request.text, request.cursor, request.draft);
   // The current file's facts come from the index when it is there; a file being typed may be newer.
   const facts: FileFacts = index.facts(request.path) ?? {
-    path: request.path, language: 'text', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+    path: request.path, language: languageForPath(request.path)?.id ?? 'text', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
   };
   const t1 = performance.now();
   const candidates = new Map<string, Candidate>();
@@ -47,14 +49,14 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
 
   DefinitionRetriever.retrieve(index, facts, request.text, query).forEach((hit, rank) => {
     const { chunk } = hit;
-    offer(chunk.id, { path: chunk.path, range: chunk.range, text: chunk.text, retriever: 'definition', why: hit.why, score: hit.score }, 'definition', rank, hit.score);
+    offer(chunk.id, { ...snippetOf(chunk), retriever: 'definition', why: hit.why, score: hit.score }, 'definition', rank, hit.score);
   });
   const t2 = performance.now();
 
   const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
   index.searchChunks(query.lexicalText, LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
     const chunk = index.chunk(hit.id);
-    if (chunk) offer(chunk.id, { path: chunk.path, range: chunk.range, text: chunk.text, retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
+    if (chunk) offer(chunk.id, { ...snippetOf(chunk), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
   });
   const t3 = performance.now();
 
@@ -62,13 +64,29 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const t4 = performance.now();
 
   const ranked = rerank([...candidates.values()], query, request.path);
-  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS);
+  // An outline too long for the budget keeps the members whose name shares words with the lines around the
+  // cursor, then those the repository uses most; those this file already uses go last (it shows them).
+  const inFile = new Set(identifiers(request.text));
+  const nearTerms = new Set(codeTerms(query.lexicalText));
+  const priority = (name: string): number => {
+    const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
+    return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
+  };
+  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS, priority);
   const t5 = performance.now();
   return {
     snippets: packed,
     dropped,
     timings: { queryMs: t1 - t0, definitionMs: t2 - t1, lexicalMs: t3 - t2, recentMs: t4 - t3, rerankMs: t5 - t4, totalMs: t5 - t0 },
   };
+}
+
+/** A chunk as a snippet; outlines written one member a line say which member each line holds. */
+function snippetOf(chunk: Chunk): Pick<Snippet, 'path' | 'range' | 'text' | 'members'> {
+  const members = chunk.symbols.slice(1);
+  const lines = chunk.text.split('\n').length;
+  const oneMemberALine = chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
+  return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };
 }
 
 /** Jaccard-similar 20-line windows from recently used files (as Copilot and Cody do). */
@@ -86,21 +104,25 @@ function recentWindows(request: RetrievalRequest, query: RetrievalQuery): Snippe
 }
 
 /**
- * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, the definition
- * path's proximity score, same directory; divided by a gentle length penalty so that compact outlines and
- * signatures win over long bodies of equal relevance.
+ * Fused score plus features: the definition path's proximity score, reciprocal-rank shares of the other paths,
+ * overlap of the snippet's identifiers with those near the cursor, same directory; divided by a gentle length
+ * penalty so that compact outlines and signatures win over long bodies of equal relevance.
  */
 function rerank(candidates: Candidate[], query: RetrievalQuery, currentPath: string): Snippet[] {
   const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
   const currentDir = currentPath.slice(0, currentPath.lastIndexOf('/') + 1);
   const scored = candidates.map((c) => {
-    let fused = 0;
-    for (const [retriever, rank] of Object.entries(c.ranks) as [RetrieverName, number][]) fused += WEIGHTS[retriever] / (RRF_K + rank + 1);
+    // The definition path's own score (anchor proximity × kind) leads; the other paths add by rank.
+    let score = c.definitionScore;
+    for (const [retriever, rank] of Object.entries(c.ranks) as [RetrieverName, number][]) {
+      if (retriever !== 'definition') score += WEIGHTS[retriever] * (RRF_K + 1) / (RRF_K + rank + 1);
+    }
     let overlap = 0;
     for (const name of new Set(identifiers(c.snippet.text))) overlap += anchorWeight.get(name) ?? 0;
-    const sameDir = c.snippet.path.startsWith(currentDir) && !c.snippet.path.slice(currentDir.length).includes('/') ? 0.02 : 0;
-    const lengthPenalty = 1 + c.snippet.text.length / 3000;
-    const score = (fused + 0.15 * c.definitionScore + 0.01 * Math.min(overlap, 5) + sameDir) / lengthPenalty;
+    score += 0.02 * Math.min(overlap, 5);
+    if (c.snippet.path.startsWith(currentDir) && !c.snippet.path.slice(currentDir.length).includes('/')) score += 0.03;
+    // A long outline is cut to fit when packed, so only the part that can be packed counts against it.
+    score /= 1 + Math.min(c.snippet.text.length, 1500) / 3000;
     const why = Object.keys(c.ranks).length > 1 ? `${c.snippet.why}; also found by ${Object.keys(c.ranks).filter((r) => r !== c.snippet.retriever).join(', ')}` : c.snippet.why;
     return { ...c.snippet, score, why };
   });

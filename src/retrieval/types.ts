@@ -11,6 +11,8 @@ export interface Snippet {
   /** Human-readable reason, e.g. "outline of UserRepo, type of this.repo". */
   why: string;
   score: number;
+  /** For a type outline written one member a line: the members, in line order after the header. */
+  members?: string[];
 }
 
 export interface Cursor {

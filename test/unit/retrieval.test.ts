@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
-import { cutToFit, packSnippets } from '../../src/retrieval/pack';
+import { cutToFit, focusOutline, packSnippets } from '../../src/retrieval/pack';
 import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
@@ -80,6 +80,27 @@ describe('packing and verbalization', () => {
     const { packed, dropped } = packSnippets([outline, snippet('  run(): void'), snippet('x'.repeat(50), 'b.ts')], 120);
     assert.deepStrictEqual(packed.map((s) => s.path), ['a.ts', 'b.ts']);
     assert.strictEqual(dropped.length, 1);
+  });
+
+  it('focuses an oversized outline on the highest-priority members, then lists more names', () => {
+    const members = Array.from({ length: 40 }, (_, i) => `member${i}`);
+    const text = ['export class Big {', ...members.map((m) => `  ${m}(value: string, other: number): Promise<void>`), '}'].join('\n');
+    const focused = focusOutline(text, members, 400, (name) => (name === 'member33' ? 10 : name === 'member7' ? 5 : 0))!;
+    const lines = focused.split('\n');
+    assert.strictEqual(lines[0], 'export class Big {');
+    assert.strictEqual(lines[lines.length - 1], '}');
+    const at7 = lines.findIndex((l) => l.includes('member7('));
+    const at33 = lines.findIndex((l) => l.includes('member33('));
+    assert.ok(at7 > 0 && at33 > at7, 'the preferred members keep their signatures, in source order');
+    assert.match(lines[lines.length - 2], /^ {2}… also: member\d+, member\d+/);
+    assert.ok(focused.length <= 400, `${focused.length} characters`);
+  });
+
+  it('counts in how many files an identifier is used, and forgets a removed file', () => {
+    const before = index.frequency('UserRepo');
+    assert.ok(before >= 3, `UserRepo is used in ${before} files`);
+    index.remove('src/index.ts');
+    assert.strictEqual(index.frequency('UserRepo'), before - 1);
   });
 
   it('renders Repoformer comment blocks with the best snippet last', () => {
