@@ -1,5 +1,7 @@
 import MiniSearch from 'minisearch';
-import { codeTerms } from './tokenize';
+import { codeTerms, identifiers } from './tokenize';
+
+const wordsOf = (text: string): string[] => text.split(' ');
 import type { Chunk } from './types';
 
 interface ChunkDoc {
@@ -40,9 +42,11 @@ export class LexicalIndex {
   /** Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them. */
   query(text: string, limit: number, filter?: (id: string) => boolean, maxTerms = 20): LexicalHit[] {
     // BM25 cost grows with every term's posting list; the terms nearest the cursor carry the intent.
-    const terms = [...new Set(codeTerms(text).reverse())].slice(0, maxTerms);
+    // Whole identifiers only: chunks are indexed with identifier parts too, so `renderPage` still matches
+    // `renderPage`, while the parts (`render`, `page`) would match half the repository at a high cost.
+    const terms = [...new Set(identifiers(text).map((w) => w.toLowerCase()).reverse())].filter((t) => t.length > 1).slice(0, maxTerms);
     if (terms.length === 0) return [];
-    const results = this.search.search(terms.join(' '), filter ? { filter: (r) => filter(r.id as string) } : undefined);
+    const results = this.search.search(terms.join(' '), { tokenize: wordsOf, ...(filter ? { filter: (r) => filter(r.id as string) } : {}) });
     return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
   }
 

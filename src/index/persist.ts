@@ -4,13 +4,17 @@ import * as path from 'path';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 6;
-const CACHE_FILE = 'index.json';
+export const CACHE_VERSION = 7;
+const BODY_FILE = 'index.jsonl';
+const META_FILE = 'index.meta.json';
+/** Lines are written in batches of about this many characters: few writes, no whole-index string. */
+const WRITE_BATCH = 1 << 20;
 
-interface CachePayload {
+interface CacheMeta {
+  version: number;
+  checksum: string;
   root: string;
-  records: FileRecord[];
-  lexical: string;
+  records: number;
 }
 
 export function cacheDirFor(baseDir: string, root: string): string {
@@ -18,21 +22,41 @@ export function cacheDirFor(baseDir: string, root: string): string {
 }
 
 /**
- * Writes the index as `{"version","checksum"}\n<payload>`, via a temporary file and a rename so that a
- * crash or a full disk leaves the previous cache (or none), never a torn one.
+ * Writes the index as JSON lines (one a file record, the last the lexical index) with a small metadata file
+ * holding the version and the body's checksum. Each file is written to a temporary name and renamed, the
+ * body first: a crash, a full disk or a concurrent writer leaves a body and metadata that do not match,
+ * which the next load detects and discards. The index is never held as one string.
  */
 export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<void> {
-  const payload: CachePayload = { root: index.root, records: [...index.files.values()], lexical: index.lexicalJSON() };
-  const body = JSON.stringify(payload);
-  const header = JSON.stringify({ version: CACHE_VERSION, checksum: checksum(body) });
   await fs.mkdir(cacheDir, { recursive: true });
-  const target = path.join(cacheDir, CACHE_FILE);
-  const temp = `${target}.${process.pid}.tmp`;
+  const body = path.join(cacheDir, BODY_FILE);
+  const meta = path.join(cacheDir, META_FILE);
+  const bodyTemp = `${body}.${process.pid}.tmp`;
+  const metaTemp = `${meta}.${process.pid}.tmp`;
+  const hash = createHash('sha256');
+  const handle = await fs.open(bodyTemp, 'w');
   try {
-    await fs.writeFile(temp, `${header}\n${body}`);
-    await fs.rename(temp, target);
+    let batch = '';
+    const write = async (line: string): Promise<void> => {
+      hash.update(line);
+      batch += line;
+      if (batch.length >= WRITE_BATCH) {
+        await handle.write(batch);
+        batch = '';
+      }
+    };
+    for (const record of index.files.values()) await write(`${JSON.stringify(record)}\n`);
+    await write(`${index.lexicalJSON()}\n`);
+    await handle.write(batch);
+    await handle.close();
+    const content: CacheMeta = { version: CACHE_VERSION, checksum: hash.digest('hex'), root: index.root, records: index.files.size };
+    await fs.writeFile(metaTemp, JSON.stringify(content));
+    await fs.rename(bodyTemp, body);
+    await fs.rename(metaTemp, meta);
   } catch (error) {
-    await fs.rm(temp, { force: true });
+    await handle.close().catch(() => undefined);
+    await fs.rm(bodyTemp, { force: true });
+    await fs.rm(metaTemp, { force: true });
     throw error;
   }
 }
@@ -41,29 +65,26 @@ export type LoadResult = { ok: true } | { ok: false; reason: string };
 
 /** Fills `index` from the cache; on any doubt (missing, old, corrupt, other root) it loads nothing. */
 export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<LoadResult> {
+  let meta: CacheMeta;
   let raw: string;
   try {
-    raw = await fs.readFile(path.join(cacheDir, CACHE_FILE), 'utf8');
-  } catch {
-    return { ok: false, reason: 'no cache' };
+    meta = JSON.parse(await fs.readFile(path.join(cacheDir, META_FILE), 'utf8')) as CacheMeta;
+    raw = await fs.readFile(path.join(cacheDir, BODY_FILE), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${(error as Error).message}` };
   }
-  const newline = raw.indexOf('\n');
+  if (meta.version !== CACHE_VERSION) return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
+  if (meta.root !== index.root) return { ok: false, reason: 'cache belongs to another folder' };
+  if (createHash('sha256').update(raw).digest('hex') !== meta.checksum) return { ok: false, reason: 'cache checksum mismatch' };
   try {
-    const header = JSON.parse(raw.slice(0, newline)) as { version?: number; checksum?: string };
-    if (header.version !== CACHE_VERSION) return { ok: false, reason: `cache version ${header.version} is not ${CACHE_VERSION}` };
-    const body = raw.slice(newline + 1);
-    if (newline < 0 || header.checksum !== checksum(body)) return { ok: false, reason: 'cache checksum mismatch' };
-    const payload = JSON.parse(body) as CachePayload;
-    if (payload.root !== index.root) return { ok: false, reason: 'cache belongs to another folder' };
-    for (const record of payload.records) index.put(record, false);
-    index.restoreLexical(payload.lexical);
+    const lines = raw.split('\n');
+    if (lines.length !== meta.records + 2) throw new Error(`expected ${meta.records} records, found ${lines.length - 2}`);
+    for (let i = 0; i < meta.records; i++) index.put(JSON.parse(lines[i]) as FileRecord, false);
+    index.restoreLexical(lines[meta.records]);
     return { ok: true };
   } catch (error) {
     for (const filePath of [...index.files.keys()]) index.remove(filePath);
     return { ok: false, reason: `corrupt cache: ${(error as Error).message}` };
   }
-}
-
-function checksum(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

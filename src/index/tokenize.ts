@@ -2,6 +2,7 @@
 const WORD = /[A-Za-z_$][\w$]*/g;
 /** Boundaries inside an identifier: camelCase humps, acronyms, digits, underscores. */
 const PARTS = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g;
+const SPLITTABLE = /[\d_$]/;
 
 /** Identifiers as written, in order, duplicates kept. */
 export function identifiers(text: string): string[] {
@@ -17,6 +18,8 @@ export function codeTerms(text: string): string[] {
   for (const word of identifiers(text)) {
     const lower = word.toLowerCase();
     if (lower.length > 1) terms.push(lower);
+    // Most words of code are plain lower-case keywords and names: nothing to split.
+    if (lower === word && !SPLITTABLE.test(word)) continue;
     const parts = word.match(PARTS);
     if (parts && parts.length > 1) {
       for (const part of parts) if (part.length > 1) terms.push(part.toLowerCase());

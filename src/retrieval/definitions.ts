@@ -39,12 +39,17 @@ const BUILTIN_TYPES = new Set([
  */
 export class DefinitionRetriever {
   private readonly hits = new Map<string, DefinitionHit>();
+  private readonly local: LocalDeclarations;
+  /** Names resolve the same way many times in one retrieval (every anchor, every hop). */
+  private readonly resolved = new Map<string, SymbolRef[]>();
 
   private constructor(
     private readonly index: RepoIndex,
     private readonly facts: FileFacts,
-    private readonly text: string,
-  ) {}
+    text: string,
+  ) {
+    this.local = scanLocalDeclarations(text);
+  }
 
   static retrieve(index: RepoIndex, facts: FileFacts, text: string, query: RetrievalQuery): DefinitionHit[] {
     const retriever = new DefinitionRetriever(index, facts, text);
@@ -132,11 +137,11 @@ export class DefinitionRetriever {
     }
     const refs: SymbolRef[] = [];
     for (const typeName of this.declaredTypes(head)) refs.push(...this.resolveName(typeName, this.facts.path));
-    if (refs.length === 0 && depth < 2 && this.text.includes(head)) {
+    const callee = this.local.calls.get(head);
+    if (refs.length === 0 && depth < 2 && callee) {
       // `const x = a.b.c(...)`: x has the return type of the call.
-      const call = new RegExp(`\\b${escape(head)}\\s*=\\s*(?:await\\s+)?([A-Za-z_$][\\w$.]*)\\s*[(<]`).exec(this.text);
-      if (call && call[1] !== head) {
-        const links = call[1].split('.');
+      if (callee !== head) {
+        const links = callee.split('.');
         let types = links.length > 1 ? this.typesOfHead(links[0], enclosing, depth + 1) : this.functionResult(links[0]);
         for (let i = 1; i < links.length && types.length; i++) types = types.flatMap((owner) => this.memberTypes(owner, links[i]));
         refs.push(...types);
@@ -173,16 +178,23 @@ export class DefinitionRetriever {
       if (t.name !== name) continue;
       for (const typeName of t.typeNames) if (!BUILTIN_TYPES.has(typeName) && !names.includes(typeName)) names.push(typeName);
     }
-    if (names.length === 0 && this.text.includes(name)) {
-      // Locals inside function bodies are not in the index; their annotations are found textually.
-      const pattern = new RegExp(`\\b${escape(name)}\\??\\s*(?::\\s*|=\\s*new\\s+|=\\s*await\\s+new\\s+|\\sas\\s+)([A-Z][\\w$]*)`, 'g');
-      for (const m of this.text.matchAll(pattern)) if (!BUILTIN_TYPES.has(m[1]) && !names.includes(m[1])) names.push(m[1]);
-    }
+    // Locals inside function bodies are not in the index; their annotations are found textually.
+    if (names.length === 0) for (const typeName of this.local.types.get(name) ?? []) if (!BUILTIN_TYPES.has(typeName)) names.push(typeName);
     return names;
   }
 
   /** Resolves a name as seen from `fromPath`: its import there (following re-exports), else the symbol table. */
   private resolveName(name: string, fromPath: string): SymbolRef[] {
+    const key = `${fromPath}\0${name}`;
+    let refs = this.resolved.get(key);
+    if (!refs) {
+      refs = this.resolveNameOnce(name, fromPath);
+      this.resolved.set(key, refs);
+    }
+    return refs;
+  }
+
+  private resolveNameOnce(name: string, fromPath: string): SymbolRef[] {
     const fromFacts = fromPath === this.facts.path ? this.facts : this.index.facts(fromPath);
     if (!fromFacts) return [];
     const declaredHere = fromFacts.symbols.filter((s) => s.name === name && !s.container);
@@ -202,7 +214,7 @@ export class DefinitionRetriever {
     }
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
     // the file that merely shares a name with some top-level symbol elsewhere.
-    if (new RegExp(`\\b(?:const|let|var|function|class)\\s+${escape(name)}\\b|[(,]\\s*${escape(name)}\\s*[:,)=]`).test(fromFacts === this.facts ? this.text : '')) return [];
+    if (fromFacts === this.facts && this.local.declared.has(name)) return [];
     const global = this.index.symbols(name).filter((r) => r.path !== this.facts.path && !r.symbol.container && (r.symbol.exported || r.path.endsWith('.d.ts')));
     if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
     return global;
@@ -302,6 +314,35 @@ function typeNamesOf(text: string): string[] {
   return [...names].slice(0, 12);
 }
 
+/** What the current file's text declares where the index does not look (inside function bodies). */
+interface LocalDeclarations {
+  /** `x: Foo`, `x = new Foo(`, `x as Foo` → x → [Foo]. */
+  types: Map<string, string[]>;
+  /** `x = a.b.c(` → x → 'a.b.c'. */
+  calls: Map<string, string>;
+  /** Names declared by `const`/`let`/`var`/`function`/`class` or as parameters. */
+  declared: Set<string>;
+}
+
+const LOCAL_TYPE = /(#?[A-Za-z_$][\w$]*)\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
+const LOCAL_CALL = /(#?[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
+const LOCAL_DECLARATION = /\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)|[(,]\s*([A-Za-z_$][\w$]*)\s*[:,)=]/g;
+
+/** One pass of each pattern over the file, instead of one per identifier. */
+function scanLocalDeclarations(text: string): LocalDeclarations {
+  const types = new Map<string, string[]>();
+  for (const [, name, typeName] of text.matchAll(LOCAL_TYPE)) {
+    const known = types.get(name);
+    if (!known) types.set(name, [typeName]);
+    else if (!known.includes(typeName)) known.push(typeName);
+  }
+  const calls = new Map<string, string>();
+  for (const [, name, callee] of text.matchAll(LOCAL_CALL)) if (!calls.has(name)) calls.set(name, callee);
+  const declared = new Set<string>();
+  for (const m of text.matchAll(LOCAL_DECLARATION)) declared.add(m[1] ?? m[2]);
+  return { types, calls, declared };
+}
+
 /** The part of a signature that states a result: after the parameters' closing parenthesis, or after `:`. */
 function resultText(signature: string): string {
   const close = signature.lastIndexOf(')');
@@ -309,6 +350,3 @@ function resultText(signature: string): string {
   return /[:>]/.test(tail) ? tail : '';
 }
 
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

@@ -13,6 +13,9 @@ const RRF_K = 10;
 /** Score of the first-ranked candidate of the non-definition paths, on the definition path's 0..1 scale. */
 const WEIGHTS: Record<RetrieverName, number> = { definition: 1, lexical: 0.3, recent: 0.2 };
 const LEXICAL_CANDIDATES = 16;
+/** Identifiers in more than this share of files are left out of the lexical query. */
+const COMMON_SHARE = 0.1;
+const LEXICAL_TERMS = 10;
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
 
@@ -54,7 +57,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const t2 = performance.now();
 
   const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
-  index.searchChunks(query.lexicalText, LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
+  index.searchChunks(distinctiveTerms(index, query.lexicalText), LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
     const chunk = index.chunk(hit.id);
     if (chunk) offer(chunk.id, { ...snippetOf(chunk), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
   });
@@ -79,6 +82,20 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     dropped,
     timings: { queryMs: t1 - t0, definitionMs: t2 - t1, lexicalMs: t3 - t2, recentMs: t4 - t3, rerankMs: t5 - t4, totalMs: t5 - t0 },
   };
+}
+
+/**
+ * The query's identifiers that are not everywhere in the repository, nearest the cursor first: a word used
+ * in most files (`const`, `this`, `props`) barely moves BM25 yet costs the longest posting list.
+ */
+function distinctiveTerms(index: RepoIndex, text: string): string {
+  const limit = Math.max(20, index.stats().files * COMMON_SHARE);
+  const kept: string[] = [];
+  for (const name of new Set(identifiers(text).reverse())) {
+    if (index.frequency(name) <= limit) kept.push(name);
+    if (kept.length === LEXICAL_TERMS) break;
+  }
+  return kept.join(' ');
 }
 
 /** A chunk as a snippet; outlines written one member a line say which member each line holds. */

@@ -75,16 +75,19 @@ describe('persistence', () => {
     const cache = await tempDir();
     try {
       await saveIndex(await built(SHOP), cache.dir);
-      const file = path.join(cache.dir, 'index.json');
-      const good = await fs.readFile(file, 'utf8');
-      const variants = [
-        good.slice(0, good.length / 2),
-        good.replace('"findByEmail"', '"findByEmaiX"'),
-        good.replace(/"version":\d+/, '"version":1'),
-        'not json at all',
+      const body = path.join(cache.dir, 'index.jsonl');
+      const meta = path.join(cache.dir, 'index.meta.json');
+      const goodBody = await fs.readFile(body, 'utf8');
+      const goodMeta = await fs.readFile(meta, 'utf8');
+      const variants: [string, string][] = [
+        [goodBody.slice(0, goodBody.length / 2), goodMeta],
+        [goodBody.replace('"findByEmail"', '"findByEmaiX"'), goodMeta],
+        [goodBody, goodMeta.replace(/"version":\d+/, '"version":1')],
+        [goodBody, 'not json at all'],
       ];
-      for (const variant of variants) {
-        await fs.writeFile(file, variant);
+      for (const [bodyText, metaText] of variants) {
+        await fs.writeFile(body, bodyText);
+        await fs.writeFile(meta, metaText);
         const index = new RepoIndex(SHOP);
         const result = await loadIndex(index, cache.dir);
         assert.strictEqual(result.ok, false);
