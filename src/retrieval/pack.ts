@@ -63,41 +63,43 @@ export function focusOutline(text: string, members: string[], room: number, prio
 
 /**
  * Packs ranked candidates into a character budget, best first: skips text already packed (an outline that
- * holds a method, a window inside a function) and cuts the first candidate that no longer fits whole.
+ * holds a method, a window inside a function), focuses or cuts a candidate that no longer fits whole.
+ * `shares` caps what one retriever may take in a first pass (so that definitions leave room for similar
+ * code, which finds different things); a second pass fills what is left in rank order.
  */
 export function packSnippets(
   ranked: Snippet[],
   budget: number,
   memberPriority?: (name: string) => number,
+  shares: Partial<Record<Snippet['retriever'], number>> = {},
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const packed: Snippet[] = [];
-  const dropped: Snippet[] = [];
+  const used = new Map<Snippet['retriever'], number>();
   let left = budget;
-  for (const candidate of ranked) {
+  const place = (candidate: Snippet, capped: boolean): boolean => {
     const overlaps = packed.some(
       (p) =>
         p.path === candidate.path &&
         ((p.range.start <= candidate.range.start && p.range.end >= candidate.range.end && p.text.includes(candidate.text.trim())) ||
           candidate.text.includes(p.text.trim())),
     );
-    if (overlaps || left < 80) {
-      dropped.push(candidate);
-      continue;
-    }
-    const header = candidate.path.length + 2;
-    const room = left - header;
+    if (overlaps || left < 80) return false;
+    const cap = capped ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
+    const room = Math.min(left, cap) - candidate.path.length - 2;
+    if (room < 60) return false;
     const text =
       candidate.text.length > room && candidate.members?.length && memberPriority
         ? focusOutline(candidate.text, candidate.members, room, memberPriority)
         : cutToFit(candidate.text, room);
-    if (!text || !text.trim()) {
-      dropped.push(candidate);
-      continue;
-    }
+    if (!text || !text.trim()) return false;
     const snippet: Snippet = { ...candidate, text, range: text === candidate.text ? candidate.range : { start: candidate.range.start, end: candidate.range.start + text.split('\n').length } };
     delete snippet.members;
     packed.push(snippet);
     left -= snippetCost(snippet);
-  }
+    used.set(candidate.retriever, (used.get(candidate.retriever) ?? 0) + snippetCost(snippet));
+    return true;
+  };
+  const waiting = ranked.filter((candidate) => !place(candidate, true));
+  const dropped = waiting.filter((candidate) => !place(candidate, false));
   return { packed, dropped };
 }

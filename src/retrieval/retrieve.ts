@@ -16,6 +16,9 @@ const LEXICAL_CANDIDATES = 16;
 /** Identifiers in more than this share of files are left out of the lexical query. */
 const COMMON_SHARE = 0.1;
 const LEXICAL_TERMS = 10;
+const SIMILAR_WINDOW_LINES = 20;
+/** First-pass caps: definitions leave a third of the budget to similar code (they find different things). */
+const FIRST_PASS_SHARES = { definition: 0.65 };
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
 
@@ -57,9 +60,10 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const t2 = performance.now();
 
   const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
+  const windowTokens = tokenSet(query.windowText);
   index.searchChunks(distinctiveTerms(index, query.lexicalText), LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
     const chunk = index.chunk(hit.id);
-    if (chunk) offer(chunk.id, { ...snippetOf(chunk), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
+    if (chunk) offer(chunk.id, { ...mostSimilarWindow(chunk, windowTokens), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
   });
   const t3 = performance.now();
 
@@ -75,7 +79,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
     return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
   };
-  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS, priority);
+  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS, priority, FIRST_PASS_SHARES);
   const t5 = performance.now();
   return {
     snippets: packed,
@@ -96,6 +100,23 @@ function distinctiveTerms(index: RepoIndex, text: string): string {
     if (kept.length === LEXICAL_TERMS) break;
   }
   return kept.join(' ');
+}
+
+/**
+ * A long chunk found by BM25 is presented by its 20-line window most similar (Jaccard) to the code before
+ * the cursor — RepoCoder's unit — so that the similar code, not the chunk's start, reaches the prompt.
+ */
+function mostSimilarWindow(chunk: Chunk, target: Set<string>): Pick<Snippet, 'path' | 'range' | 'text' | 'members'> {
+  const lines = chunk.text.split('\n');
+  if (lines.length <= SIMILAR_WINDOW_LINES + 5) return snippetOf(chunk);
+  let best = { start: 0, score: -1 };
+  for (let start = 0; start < lines.length; start += SIMILAR_WINDOW_LINES / 2) {
+    const score = jaccard(target, tokenSet(lines.slice(start, start + SIMILAR_WINDOW_LINES).join('\n')));
+    if (score > best.score) best = { start, score };
+  }
+  const text = lines.slice(best.start, best.start + SIMILAR_WINDOW_LINES).join('\n');
+  const start = chunk.range.start + best.start;
+  return { path: chunk.path, range: { start, end: start + text.split('\n').length }, text };
 }
 
 /** A chunk as a snippet; outlines written one member a line say which member each line holds. */
