@@ -20,6 +20,7 @@ const SECOND_HOP = 0.5;
 const MAX_HITS = 24;
 const CHAIN_DECAY = 0.85;
 const IMPORT_WEIGHT = 0.25;
+const MAX_MODULE_LINE = 90;
 const AMBIENT_WEIGHT = 0.45;
 const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
 
@@ -68,11 +69,18 @@ export class DefinitionRetriever {
       }
     }
     // What a file imports it uses, wherever the use is: its imported types stay candidates at a floor weight.
-    for (const { binding } of this.index.imports(this.facts.path)) {
-      for (const name of binding.names) {
-        if (name === '*' || BUILTIN_TYPES.has(name)) continue;
-        for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
-      }
+    const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
+    for (const { binding, targets } of this.index.imports(this.facts.path)) {
+      binding.names.forEach((name, i) => {
+        if (name === '*' || BUILTIN_TYPES.has(name)) return;
+        const weight = Math.max(IMPORT_WEIGHT, anchorWeight.get(name) ?? 0);
+        if (binding.imported[i] === '*') {
+          // `ns.member`: the module's exports are what the next line may name.
+          for (const target of targets) this.offerModule(target, `import * as ${name} from '${binding.specifier}'`, weight);
+        } else {
+          for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
+        }
+      });
     }
     if (enclosing) {
       // `this.` and `super.` reach inherited members: the supertypes' outlines matter even before they are typed.
@@ -244,7 +252,28 @@ export class DefinitionRetriever {
   private moduleRefs(file: string): SymbolRef[] {
     const facts = this.index.facts(file);
     if (!facts) return [];
-    return facts.symbols.filter((s) => !s.container && s.exported).slice(0, 8).map((symbol) => ({ path: file, symbol }));
+    return facts.symbols.filter((s) => !s.container && s.exported && TYPE_KINDS.has(s.kind)).slice(0, 8).map((symbol) => ({ path: file, symbol }));
+  }
+
+  /** A module's outline: one line a top-level export, under the line that imports it as a namespace. */
+  private offerModule(file: string, header: string, weight: number): void {
+    const facts = this.index.facts(file);
+    const exported = facts?.symbols.filter((s) => !s.container && s.exported) ?? [];
+    if (!facts || exported.length === 0 || file === this.facts.path) return;
+    const lines = exported.map((s) => {
+      const sig = s.signature.replace(/\s*\n\s*/g, ' ');
+      return sig.length > MAX_MODULE_LINE ? `${sig.slice(0, MAX_MODULE_LINE)}…` : sig;
+    });
+    const chunk: Chunk = {
+      id: `${file}#module`,
+      path: file,
+      kind: 'outline',
+      range: { start: 0, end: facts.symbols.reduce((end, s) => Math.max(end, s.range.end), 0) },
+      text: [header, ...lines].join('\n'),
+      symbols: [header, ...exported.map((s) => s.name)],
+    };
+    const known = this.hits.get(chunk.id);
+    if (!known || known.score < weight) this.hits.set(chunk.id, { chunk, score: weight, why: `exports of a namespace import (${header})` });
   }
 
   private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk): DefinitionHit | undefined {

@@ -17,8 +17,8 @@ const LEXICAL_CANDIDATES = 16;
 const COMMON_SHARE = 0.1;
 const LEXICAL_TERMS = 10;
 const SIMILAR_WINDOW_LINES = 20;
-/** First-pass caps: definitions leave a third of the budget to similar code (they find different things). */
-const FIRST_PASS_SHARES = { definition: 0.65 };
+/** First-pass caps: definitions leave half the budget to similar code (they find different things). */
+const FIRST_PASS_SHARES = { definition: 0.5 };
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
 
