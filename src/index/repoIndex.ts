@@ -46,6 +46,7 @@ export class RepoIndex {
   private readonly chunkTable = new Map<string, Chunk>();
   private readonly dirFiles = new Map<string, Set<string>>();
   private readonly resolved = new Map<string, string[]>();
+  private readonly resolvedImports = new Map<string, ResolvedImport[]>();
   private lexical = new LexicalIndex();
   private layout: ProjectLayout | undefined;
   private ambient: SymbolRef[] | undefined;
@@ -61,7 +62,7 @@ export class RepoIndex {
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
   async reloadLayout(): Promise<void> {
     this.layout = await loadProjectLayout(this.root, this.files.keys());
-    this.resolved.clear();
+    this.forgetResolutions();
   }
 
   /** Parses and indexes one file's new text. Returns false when nothing changed. */
@@ -93,6 +94,7 @@ export class RepoIndex {
     const existed = this.files.has(filePath);
     this.detach(filePath);
     this.files.set(filePath, record);
+    this.resolvedImports.delete(filePath);
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     for (const symbol of record.facts.symbols) {
       const refs = this.symbolTable.get(symbol.name);
@@ -108,7 +110,7 @@ export class RepoIndex {
       const set = this.dirFiles.get(dir);
       if (set) set.add(filePath);
       else this.dirFiles.set(dir, new Set([filePath]));
-      this.resolved.clear();
+      this.forgetResolutions();
     }
   }
 
@@ -119,7 +121,7 @@ export class RepoIndex {
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     this.parser.forget(filePath);
     this.dirFiles.get(dirOf(filePath))?.delete(filePath);
-    this.resolved.clear();
+    this.forgetResolutions();
     return true;
   }
 
@@ -184,9 +186,20 @@ export class RepoIndex {
 
   /** Where each import of a file points, resolved lazily and memoised until the file set changes. */
   imports(filePath: string): ResolvedImport[] {
-    const facts = this.facts(filePath);
-    if (!facts || !this.layout) return facts ? facts.imports.map((binding) => ({ binding, targets: [] })) : [];
-    return facts.imports.map((binding) => ({ binding, targets: this.resolve(filePath, binding.specifier, binding.imported) }));
+    let imports = this.resolvedImports.get(filePath);
+    if (!imports) {
+      const facts = this.facts(filePath);
+      if (!facts) return [];
+      imports = facts.imports.map((binding) => ({ binding, targets: this.layout ? this.resolve(filePath, binding.specifier, binding.imported) : [] }));
+      this.resolvedImports.set(filePath, imports);
+    }
+    return imports;
+  }
+
+  /** The file set or the layout changed: any import may now resolve elsewhere. */
+  private forgetResolutions(): void {
+    this.resolved.clear();
+    this.resolvedImports.clear();
   }
 
   resolve(fromFile: string, specifier: string, importedNames?: readonly string[]): string[] {

@@ -12,7 +12,7 @@ import { DEFAULT_BUDGET_CHARS, type RetrievalRequest, type RetrievalResult, type
 const RRF_K = 10;
 /** Score of the first-ranked candidate of the non-definition paths, on the definition path's 0..1 scale. */
 const WEIGHTS: Record<RetrieverName, number> = { definition: 1, lexical: 0.3, recent: 0.2 };
-const LEXICAL_CANDIDATES = 16;
+const LEXICAL_CANDIDATES = 12;
 /** Identifiers in more than this share of files are left out of the lexical query. */
 const COMMON_SHARE = 0.1;
 const LEXICAL_TERMS = 10;
