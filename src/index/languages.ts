@@ -203,11 +203,14 @@ for (const spec of SPECS) for (const ext of spec.extensions) byExtension.set(ext
 const byId = new Map<LanguageId, LanguageSpec>(SPECS.map((s) => [s.id, s]));
 byId.set('text', TEXT_SPEC);
 
-/** Text files outside the parsed languages that are still worth indexing as line windows. */
+/**
+ * Code outside the parsed languages, indexed as line windows. Prose and configuration (Markdown, YAML, TOML,
+ * JSON) are left out: they crowd code out of lexical results and rarely hold what a line of code needs.
+ */
 const TEXT_EXTENSIONS = new Set([
   '.c', '.h', '.cc', '.cpp', '.hpp', '.cs', '.rb', '.php', '.kt', '.kts', '.scala', '.swift', '.lua', '.sh',
-  '.bash', '.vue', '.svelte', '.css', '.scss', '.less', '.html', '.sql', '.graphql', '.proto', '.md', '.yaml',
-  '.yml', '.toml', '.dart', '.ex', '.exs', '.zig', '.r', '.jl', '.m', '.mm',
+  '.bash', '.vue', '.svelte', '.css', '.scss', '.less', '.html', '.sql', '.graphql', '.proto', '.dart', '.ex',
+  '.exs', '.zig', '.r', '.jl', '.m', '.mm',
 ]);
 
 function extensionOf(path: string): string {

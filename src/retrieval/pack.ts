@@ -26,7 +26,7 @@ export function cutToFit(text: string, room: number): string | undefined {
 }
 
 /** Share of an oversized outline's room given to whole member signatures; the rest lists more names. */
-const SIGNATURE_SHARE = 0.6;
+const SIGNATURE_SHARE = 0.3;
 
 /**
  * Shrinks a type outline that does not fit: its header, the members that rank highest by `priority` with
