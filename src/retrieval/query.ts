@@ -30,7 +30,7 @@ export interface RetrievalQuery {
 const CHAIN = /#?[A-Za-z_$][\w$]*(?:\s*(?:\?\.|\.|::)\s*#?[A-Za-z_$][\w$]*)*/g;
 
 function decay(distance: number): number {
-  return 1 / (1 + distance / 6);
+  return 1 / (1 + distance / 4);
 }
 
 /**

@@ -11,14 +11,16 @@ import { DEFAULT_BUDGET_CHARS, type RetrievalRequest, type RetrievalResult, type
 /** Reciprocal rank constant (Cormack et al.); small lists, so a small k sharpens the top. */
 const RRF_K = 10;
 /** Score of the first-ranked candidate of the non-definition paths, on the definition path's 0..1 scale. */
-const WEIGHTS: Record<RetrieverName, number> = { definition: 1, lexical: 0.3, recent: 0.2 };
+const WEIGHTS: Record<RetrieverName, number> = { definition: 1, lexical: 0.3, similar: 0.15, recent: 0.2 };
 const LEXICAL_CANDIDATES = 12;
 /** Identifiers in more than this share of files are left out of the lexical query. */
 const COMMON_SHARE = 0.1;
 const LEXICAL_TERMS = 10;
+const SIMILAR_FILES = 16;
+const SIMILAR_CANDIDATES = 4;
 const SIMILAR_WINDOW_LINES = 20;
 /** First-pass caps: definitions leave half the budget to similar code (they find different things). */
-const FIRST_PASS_SHARES = { definition: 0.5 };
+const FIRST_PASS_SHARES = { definition: 0.5, similar: 0.25 };
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
 
@@ -60,15 +62,17 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const t2 = performance.now();
 
   const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
-  const windowTokens = tokenSet(query.windowText);
   index.searchChunks(distinctiveTerms(index, query.lexicalText), LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
     const chunk = index.chunk(hit.id);
-    if (chunk) offer(chunk.id, { ...mostSimilarWindow(chunk, windowTokens), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
+    if (chunk) offer(chunk.id, { ...mostSimilarWindow(chunk, tokenSet(query.windowText)), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
   });
   const t3 = performance.now();
 
-  recentWindows(request, query).forEach((snippet, rank) => offer(`${snippet.path}#${snippet.range.start}-recent`, snippet, 'recent', rank));
+  const windowTokens = tokenSet(query.windowText);
+  similarFileWindows(index, request.path, windowTokens).forEach((snippet, rank) => offer(`${snippet.path}#${snippet.range.start}-similar`, snippet, 'similar', rank));
   const t4 = performance.now();
+  recentWindows(request, query).forEach((snippet, rank) => offer(`${snippet.path}#${snippet.range.start}-recent`, snippet, 'recent', rank));
+  const t5 = performance.now();
 
   const ranked = rerank([...candidates.values()], query, request.path);
   // An outline too long for the budget keeps the members whose name shares words with the lines around the
@@ -80,11 +84,11 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
   };
   const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS, priority, FIRST_PASS_SHARES);
-  const t5 = performance.now();
+  const t6 = performance.now();
   return {
     snippets: packed,
     dropped,
-    timings: { queryMs: t1 - t0, definitionMs: t2 - t1, lexicalMs: t3 - t2, recentMs: t4 - t3, rerankMs: t5 - t4, totalMs: t5 - t0 },
+    timings: { queryMs: t1 - t0, definitionMs: t2 - t1, lexicalMs: t3 - t2, similarMs: t4 - t3, recentMs: t5 - t4, rerankMs: t6 - t5, totalMs: t6 - t0 },
   };
 }
 
@@ -125,6 +129,37 @@ function snippetOf(chunk: Chunk): Pick<Snippet, 'path' | 'range' | 'text' | 'mem
   const lines = chunk.text.split('\n').length;
   const oneMemberALine = chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
   return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };
+}
+
+/**
+ * Sibling implementations share code: `MySqlSchemaHelper.ts` reads like `OracleSchemaHelper.ts`, a view like
+ * the views beside it. Files named with the same last words as the current file, and files in its folder,
+ * are searched window by window for the code most similar (Jaccard) to the lines before the cursor.
+ */
+function similarFileWindows(index: RepoIndex, currentPath: string, target: Set<string>): Snippet[] {
+  const slash = currentPath.lastIndexOf('/');
+  const dir = currentPath.slice(0, slash + 1);
+  const base = currentPath.slice(slash + 1).replace(/\.[^.]*$/, '');
+  const words = base.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [base];
+  const suffix = words.length > 1 ? words.slice(-2).join('') : '';
+  const siblings: string[] = [];
+  for (const filePath of index.files.keys()) {
+    if (filePath === currentPath) continue;
+    const name = filePath.slice(filePath.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
+    const sameDir = filePath.startsWith(dir) && !filePath.slice(dir.length).includes('/');
+    if (sameDir || (suffix && name.endsWith(suffix) && name !== suffix)) siblings.push(filePath);
+    if (siblings.length >= SIMILAR_FILES) break;
+  }
+  const scored: Snippet[] = [];
+  for (const filePath of siblings) {
+    for (const chunk of index.facts(filePath)?.chunks ?? []) {
+      if (chunk.kind === 'outline') continue;
+      const window = mostSimilarWindow(chunk, target);
+      const score = jaccard(target, tokenSet(window.text));
+      if (score > 0) scored.push({ ...window, retriever: 'similar', why: `Jaccard ${score.toFixed(2)} in a sibling file`, score });
+    }
+  }
+  return scored.sort((a, b) => b.score - a.score).slice(0, SIMILAR_CANDIDATES);
 }
 
 /** Jaccard-similar 20-line windows from recently used files (as Copilot and Cody do). */

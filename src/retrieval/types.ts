@@ -1,7 +1,7 @@
 import type { LineRange } from '../index/types';
 
 /** Which candidate path found a snippet. */
-export type RetrieverName = 'definition' | 'lexical' | 'recent';
+export type RetrieverName = 'definition' | 'lexical' | 'similar' | 'recent';
 
 export interface Snippet {
   path: string;
@@ -42,6 +42,7 @@ export interface RetrievalTimings {
   queryMs: number;
   definitionMs: number;
   lexicalMs: number;
+  similarMs: number;
   recentMs: number;
   rerankMs: number;
   totalMs: number;
