@@ -3,6 +3,7 @@ import * as path from 'path';
 import { Worker } from 'worker_threads';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import type { IndexStats } from './repoIndex';
+import type { SkipReason } from './scan';
 import type { BuildOptions, BuildReport } from './workspace';
 
 /** Build options that can cross a thread boundary (no callbacks, no signal). */
@@ -11,7 +12,7 @@ export type WorkerBuildOptions = Omit<BuildOptions, 'signal' | 'onProgress' | 'p
 export type IndexRequest =
   | { op: 'build'; options: WorkerBuildOptions }
   | { op: 'cancelBuild' }
-  | { op: 'update'; path: string; text: string }
+  | { op: 'update'; path: string; text?: string }
   | { op: 'remove'; path: string }
   | { op: 'rename'; from: string; to: string }
   | { op: 'retrieve'; request: RetrievalRequest }
@@ -77,7 +78,8 @@ export class IndexClient {
     return this.call({ op: 'cancelBuild' });
   }
 
-  update(filePath: string, text: string): Promise<boolean> {
+  /** Re-indexes a file from the given editor text, or from disk; secrets and ignored files are dropped. */
+  update(filePath: string, text?: string): Promise<'updated' | 'unchanged' | SkipReason> {
     return this.call({ op: 'update', path: filePath, text });
   }
 
@@ -85,7 +87,7 @@ export class IndexClient {
     return this.call({ op: 'remove', path: filePath });
   }
 
-  rename(from: string, to: string): Promise<boolean> {
+  rename(from: string, to: string): Promise<'updated' | 'unchanged' | SkipReason> {
     return this.call({ op: 'rename', from, to });
   }
 

@@ -1,7 +1,7 @@
 import { parentPort } from 'worker_threads';
 import { retrieve } from '../retrieval/retrieve';
 import { RepoIndex } from './repoIndex';
-import { buildIndex } from './workspace';
+import { buildIndex, FileRefresher } from './workspace';
 import type { IndexRequest } from './indexClient';
 
 /**
@@ -10,6 +10,7 @@ import type { IndexRequest } from './indexClient';
  * retrievals and single-file updates interleave with it.
  */
 let index: RepoIndex | undefined;
+let refresher: FileRefresher | undefined;
 let building: AbortController | undefined;
 
 async function handle(request: IndexRequest): Promise<unknown> {
@@ -22,6 +23,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
         index?.dispose();
         index = new RepoIndex(request.options.root);
       }
+      refresher = new FileRefresher(index, request.options);
       let lastReport = 0;
       try {
         return await buildIndex(index, {
@@ -42,16 +44,21 @@ async function handle(request: IndexRequest): Promise<unknown> {
       building?.abort();
       return undefined;
     case 'update':
-      return requireIndex().update(request.path, request.text);
+      return requireRefresher().refresh(request.path, request.text);
     case 'remove':
       return requireIndex().remove(request.path);
     case 'rename':
-      return requireIndex().rename(request.from, request.to);
+      return requireRefresher().rename(request.from, request.to);
     case 'retrieve':
       return retrieve(requireIndex(), request.request);
     case 'stats':
       return index?.stats() ?? { files: 0, symbols: 0, chunks: 0 };
   }
+}
+
+function requireRefresher(): FileRefresher {
+  if (!refresher) throw new Error('the index has not been built yet');
+  return refresher;
 }
 
 function requireIndex(): RepoIndex {

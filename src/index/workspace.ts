@@ -1,6 +1,6 @@
 import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
-import { readSourceFile, scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
+import { createPathFilter, DEFAULT_MAX_FILE_BYTES, readSourceFile, scanWorkspace, type PathFilter, type ScanOptions, type SkipReason, type SkippedPath } from './scan';
 import { INDEXED_EXTENSIONS } from './languages';
 import type { SourceParser } from './parser';
 
@@ -81,4 +81,44 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     }
   }
   return { ...index.stats(), buildMs: performance.now() - started, parsed, removed, skipped, cache, saveError };
+}
+
+/** Keeps one file of a built index current after an editor change or a file event. */
+export class FileRefresher {
+  private readonly filter: PathFilter;
+
+  constructor(
+    private readonly index: RepoIndex,
+    private readonly options: ScanOptions,
+  ) {
+    this.filter = createPathFilter(options.root, { extensions: INDEXED_EXTENSIONS, ...options });
+  }
+
+  /**
+   * Indexes the file's new content — the editor's text when given, else the disk's — or drops it when it
+   * may not be indexed (a secret, ignored, too large, binary) or is gone. Returns what happened.
+   */
+  async refresh(relPath: string, text?: string): Promise<'updated' | 'unchanged' | SkipReason> {
+    if (relPath.endsWith('.gitignore')) this.filter.invalidate();
+    const skip = this.filter(relPath);
+    if (skip) {
+      this.index.remove(relPath);
+      return skip;
+    }
+    const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    const read = text === undefined ? await readSourceFile(this.options.root, relPath, maxBytes) : text.length > maxBytes ? { skip: 'too-large' as const } : { text };
+    if ('skip' in read) {
+      this.index.remove(relPath);
+      return read.skip;
+    }
+    return (await this.index.update(relPath, read.text)) ? 'updated' : 'unchanged';
+  }
+
+  async rename(from: string, to: string): Promise<'updated' | 'unchanged' | SkipReason> {
+    if (this.filter(to) || !this.index.rename(from, to)) {
+      this.index.remove(from);
+      return this.refresh(to);
+    }
+    return 'updated';
+  }
 }

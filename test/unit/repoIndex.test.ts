@@ -4,7 +4,7 @@ import * as path from 'path';
 import { IndexClient } from '../../src/index/indexClient';
 import { saveIndex, loadIndex } from '../../src/index/persist';
 import { RepoIndex } from '../../src/index/repoIndex';
-import { buildIndex } from '../../src/index/workspace';
+import { buildIndex, FileRefresher } from '../../src/index/workspace';
 import { retrieve } from '../../src/retrieval/retrieve';
 import { copyFixture, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
 
@@ -47,6 +47,31 @@ describe('RepoIndex on a fixture repository', () => {
       index.remove('src/models/account.ts');
       assert.strictEqual(index.symbols('hashPassword').length, 0);
       assert.strictEqual(index.stats().files, before.files - 1);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('single-file refresh (editor and file events)', () => {
+  it('indexes editor text, re-reads the disk, and drops secrets, ignored and vanished files', async () => {
+    const { dir, cleanup } = await copyFixture(SHOP);
+    try {
+      const index = await built(dir);
+      const refresher = new FileRefresher(index, { root: dir });
+      assert.strictEqual(await refresher.refresh('src/extra.ts', 'export function addedInEditor(): void {}\n'), 'updated');
+      assert.strictEqual(index.symbols('addedInEditor').length, 1);
+      assert.strictEqual(await refresher.refresh('.env.local', 'export const LEAKED = "sk-live-123";\n'), 'secret');
+      assert.ok(!index.files.has('.env.local') && index.symbols('LEAKED').length === 0);
+      await fs.writeFile(path.join(dir, 'src/db/database.ts'), 'export class Database {\n  vacuum(): void {}\n}\n');
+      assert.strictEqual(await refresher.refresh('src/db/database.ts'), 'updated');
+      assert.ok(index.symbols('vacuum').length === 1 && index.symbols('insert').length === 0);
+      await fs.rm(path.join(dir, 'src/db/database.ts'));
+      assert.strictEqual(await refresher.refresh('src/db/database.ts'), 'vanished');
+      assert.ok(!index.files.has('src/db/database.ts'));
+      assert.strictEqual(await refresher.refresh('node_modules/x/index.ts', 'export const y = 1;\n'), 'excluded');
+      assert.strictEqual(await refresher.rename('src/extra.ts', 'config/id_rsa.ts'), 'secret');
+      assert.strictEqual(index.symbols('addedInEditor').length, 0);
     } finally {
       await cleanup();
     }
