@@ -8,21 +8,8 @@ import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
 import { retrieve } from '../retrieval/retrieve';
 import type { Snippet } from '../retrieval/types';
+import type { Task } from './makeTasks';
 import { peakRssMb } from './workspaceIndex';
-
-export interface Task {
-  prompt: string;
-  right_context: string;
-  groundtruth: string;
-  metadata: {
-    task_id: string;
-    repository: string;
-    file: string;
-    groundtruth_start_lineno: number;
-    kind: 'cross' | 'infile';
-    novel_identifiers: string[];
-  };
-}
 
 export interface RetrievalScore {
   recall: number;
