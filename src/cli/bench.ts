@@ -59,25 +59,25 @@ const UPDATE_TARGET_LINES = 2000;
 
 /** Median time to re-index the parsed file nearest 2,000 lines after a one-character edit (incremental reparse). */
 async function measureUpdate(index: RepoIndex, texts: Map<string, string>): Promise<{ lines: number; p50: number }> {
-  let largest = '';
+  let target = '';
   let lines = 0;
   for (const [filePath, text] of texts) {
     const count = text.split('\n').length;
     const nearer = Math.abs(count - UPDATE_TARGET_LINES) < Math.abs(lines - UPDATE_TARGET_LINES);
-    if (nearer && index.facts(filePath)?.language !== 'text') [largest, lines] = [filePath, count];
+    if (nearer && index.facts(filePath)?.language !== 'text') [target, lines] = [filePath, count];
   }
-  if (!largest) return { lines: 0, p50: 0 };
-  const original = texts.get(largest)!;
-  await index.update(largest, original);
+  if (!target) return { lines: 0, p50: 0 };
+  const original = texts.get(target)!;
+  await index.update(target, original);
   const times: number[] = [];
   for (let i = 0; i < 21; i++) {
     const at = Math.floor(original.length / 2);
     const edited = `${original.slice(0, at)}${i % 2 ? 'x' : ''}${original.slice(at)}`;
     const started = performance.now();
-    await index.update(largest, edited);
+    await index.update(target, edited);
     times.push(performance.now() - started);
   }
-  await index.update(largest, original);
+  await index.update(target, original);
   return { lines, p50: round(percentile(times, 50)) };
 }
 
