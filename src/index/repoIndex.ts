@@ -47,6 +47,8 @@ export class RepoIndex {
   private readonly dirFiles = new Map<string, Set<string>>();
   private readonly resolved = new Map<string, string[]>();
   private readonly resolvedImports = new Map<string, ResolvedImport[]>();
+  /** Changes whenever a file is added or removed: lets callers cache what they derive from the file set. */
+  fileSetVersion = 0;
   private lexical = new LexicalIndex();
   private layout: ProjectLayout | undefined;
   private ambient: SymbolRef[] | undefined;
@@ -198,6 +200,7 @@ export class RepoIndex {
 
   /** The file set or the layout changed: any import may now resolve elsewhere. */
   private forgetResolutions(): void {
+    this.fileSetVersion++;
     this.resolved.clear();
     this.resolvedImports.clear();
   }

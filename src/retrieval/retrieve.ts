@@ -62,13 +62,13 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const t2 = performance.now();
 
   const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
+  const windowTokens = tokenSet(query.windowText);
   index.searchChunks(distinctiveTerms(index, query.lexicalText), LEXICAL_CANDIDATES, notCurrent).forEach((hit, rank) => {
     const chunk = index.chunk(hit.id);
-    if (chunk) offer(chunk.id, { ...mostSimilarWindow(chunk, tokenSet(query.windowText)), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
+    if (chunk) offer(chunk.id, { ...withoutSimilarity(mostSimilarWindow(chunk, windowTokens)), retriever: 'lexical', why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, 'lexical', rank);
   });
   const t3 = performance.now();
 
-  const windowTokens = tokenSet(query.windowText);
   similarFileWindows(index, request.path, windowTokens).forEach((snippet, rank) => offer(`${snippet.path}#${snippet.range.start}-similar`, snippet, 'similar', rank));
   const t4 = performance.now();
   recentWindows(request, query).forEach((snippet, rank) => offer(`${snippet.path}#${snippet.range.start}-recent`, snippet, 'recent', rank));
@@ -76,8 +76,8 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
 
   const ranked = rerank([...candidates.values()], query, request.path);
   // An outline too long for the budget keeps the members whose name shares words with the lines around the
-  // cursor, then those the repository uses most; those this file already uses go last (it shows them).
-  const inFile = new Set(identifiers(request.text));
+  // cursor, then those the repository uses most; those already used around the cursor go last (the prompt shows them).
+  const inFile = new Set(query.anchors.map((a) => a.name));
   const nearTerms = new Set(codeTerms(query.lexicalText));
   const priority = (name: string): number => {
     const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
@@ -110,17 +110,52 @@ function distinctiveTerms(index: RepoIndex, text: string): string {
  * A long chunk found by BM25 is presented by its 20-line window most similar (Jaccard) to the code before
  * the cursor — RepoCoder's unit — so that the similar code, not the chunk's start, reaches the prompt.
  */
-function mostSimilarWindow(chunk: Chunk, target: Set<string>): Pick<Snippet, 'path' | 'range' | 'text' | 'members'> {
-  const lines = chunk.text.split('\n');
-  if (lines.length <= SIMILAR_WINDOW_LINES + 5) return snippetOf(chunk);
-  let best = { start: 0, score: -1 };
-  for (let start = 0; start < lines.length; start += SIMILAR_WINDOW_LINES / 2) {
-    const score = jaccard(target, tokenSet(lines.slice(start, start + SIMILAR_WINDOW_LINES).join('\n')));
-    if (score > best.score) best = { start, score };
+function mostSimilarWindow(chunk: Chunk, target: Set<string>): Pick<Snippet, 'path' | 'range' | 'text' | 'members'> & { similarity: number } {
+  const windows = windowsOf(chunk);
+  let best = windows[0];
+  let bestScore = -1;
+  for (const window of windows) {
+    const score = jaccard(target, window.tokens);
+    if (score > bestScore) [best, bestScore] = [window, score];
   }
-  const text = lines.slice(best.start, best.start + SIMILAR_WINDOW_LINES).join('\n');
+  if (windows.length === 1) return { ...snippetOf(chunk), similarity: bestScore };
   const start = chunk.range.start + best.start;
-  return { path: chunk.path, range: { start, end: start + text.split('\n').length }, text };
+  return { path: chunk.path, range: { start, end: start + best.text.split('\n').length }, text: best.text, similarity: bestScore };
+}
+
+interface ChunkWindow {
+  start: number;
+  text: string;
+  tokens: Set<string>;
+}
+
+/**
+ * A chunk's 20-line windows with their token sets, computed once per chunk object: chunks live until their
+ * file changes, and consecutive queries keep meeting the same ones.
+ */
+const windowCache = new WeakMap<Chunk, ChunkWindow[]>();
+
+function windowsOf(chunk: Chunk): ChunkWindow[] {
+  let windows = windowCache.get(chunk);
+  if (!windows) {
+    const lines = chunk.text.split('\n');
+    windows = [];
+    if (lines.length <= SIMILAR_WINDOW_LINES + 5) {
+      windows.push({ start: 0, text: chunk.text, tokens: tokenSet(chunk.text) });
+    } else {
+      for (let start = 0; start < lines.length; start += SIMILAR_WINDOW_LINES / 2) {
+        const text = lines.slice(start, start + SIMILAR_WINDOW_LINES).join('\n');
+        windows.push({ start, text, tokens: tokenSet(text) });
+      }
+    }
+    windowCache.set(chunk, windows);
+  }
+  return windows;
+}
+
+function withoutSimilarity<T extends { similarity: number }>(window: T): Omit<T, 'similarity'> {
+  const { similarity: _similarity, ...rest } = window;
+  return rest;
 }
 
 /** A chunk as a snippet; outlines written one member a line say which member each line holds. */
@@ -143,9 +178,8 @@ function similarFileWindows(index: RepoIndex, currentPath: string, target: Set<s
   const words = base.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [base];
   const suffix = words.length > 1 ? words.slice(-2).join('') : '';
   const siblings: string[] = [];
-  for (const filePath of index.files.keys()) {
+  for (const [filePath, name] of fileNames(index)) {
     if (filePath === currentPath) continue;
-    const name = filePath.slice(filePath.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
     const sameDir = filePath.startsWith(dir) && !filePath.slice(dir.length).includes('/');
     if (sameDir || (suffix && name.endsWith(suffix) && name !== suffix)) siblings.push(filePath);
     if (siblings.length >= SIMILAR_FILES) break;
@@ -154,12 +188,24 @@ function similarFileWindows(index: RepoIndex, currentPath: string, target: Set<s
   for (const filePath of siblings) {
     for (const chunk of index.facts(filePath)?.chunks ?? []) {
       if (chunk.kind === 'outline') continue;
-      const window = mostSimilarWindow(chunk, target);
-      const score = jaccard(target, tokenSet(window.text));
-      if (score > 0) scored.push({ ...window, retriever: 'similar', why: `Jaccard ${score.toFixed(2)} in a sibling file`, score });
+      const { similarity, ...window } = mostSimilarWindow(chunk, target);
+      if (similarity > 0) scored.push({ ...window, retriever: 'similar', why: `Jaccard ${similarity.toFixed(2)} in a sibling file`, score: similarity });
     }
   }
   return scored.sort((a, b) => b.score - a.score).slice(0, SIMILAR_CANDIDATES);
+}
+
+const fileNameCache = new WeakMap<RepoIndex, { version: number; names: [path: string, name: string][] }>();
+
+/** Every indexed path with its file name less the extension, recomputed only when the file set changes. */
+function fileNames(index: RepoIndex): [path: string, name: string][] {
+  let cached = fileNameCache.get(index);
+  if (!cached || cached.version !== index.fileSetVersion) {
+    const names = [...index.files.keys()].map((p): [string, string] => [p, p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '')]);
+    cached = { version: index.fileSetVersion, names };
+    fileNameCache.set(index, cached);
+  }
+  return cached.names;
 }
 
 /** Jaccard-similar 20-line windows from recently used files (as Copilot and Cody do). */
