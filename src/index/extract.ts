@@ -10,6 +10,7 @@ const MAX_SIGNATURE_CHARS = 300;
 const STATEMENT_GROUP_LINES = 40;
 const SHORT_TYPE_LINES = 15;
 const MAX_MEMBER_CHARS = 90;
+const MODIFIERS = /^(?:(?:public|private|protected|readonly|static|override|declare|abstract)\s+)+/;
 
 const FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function']);
 
@@ -144,7 +145,8 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
   const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd().replace(/\s*\n\s*/g, ' ') + opener];
   for (const member of members) {
     // One line a member, so that a budget holds as many member names as possible.
-    const sig = member.signature.replace(/\s*\n\s*/g, ' ');
+    // Modifiers cost characters and rarely decide the next line; the budget is better spent on members.
+    const sig = member.signature.replace(/\s*\n\s*/g, ' ').replace(MODIFIERS, '');
     lines.push(indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);

@@ -52,7 +52,7 @@ describe('extract: TypeScript', () => {
     const f = await facts('src/svc.ts', TS);
     const outline = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Svc')!;
     assert.ok(outline.text.includes('async get(id: string): Promise<User>'));
-    assert.ok(outline.text.includes('private repo: UserRepo'));
+    assert.ok(outline.text.includes('\n  repo: UserRepo'), 'members without their modifiers');
     assert.ok(!outline.text.includes('this.repo.find'), 'bodies are left out');
     assert.ok(f.chunks.some((c) => c.kind === 'method' && c.text.includes('this.repo.find(id)')));
   });
