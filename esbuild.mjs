@@ -21,7 +21,8 @@ const common = {
   sourcemap: true,
   logLevel: 'warning',
   // node-llama-cpp is ESM with native binaries, loaded at run time with import(); web-tree-sitter's CommonJS
-  // build locates its runtime through import.meta, which a CommonJS bundle cannot provide.
-  external: ['vscode', 'node-llama-cpp', 'web-tree-sitter'],
+  // build locates its runtime through import.meta, which a CommonJS bundle cannot provide; tree-sitter-wasms is
+  // only looked up when dist/grammars is missing (running from sources).
+  external: ['vscode', 'node-llama-cpp', 'web-tree-sitter', 'tree-sitter-wasms'],
 };
 await build({ ...common, entryPoints: { extension: 'src/extension.ts', cli: 'src/cli/main.ts', indexWorker: 'src/index/worker.ts' }, outdir: 'dist' });
