@@ -5,15 +5,11 @@
  */
 import * as path from 'path';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import { importNodeLlamaCpp } from '../../src/model/nodeLlamaCpp';
 import { FIXTURES } from './fixtures';
 
 export const TINY_MODEL = path.join(FIXTURES, 'models', 'repogate-tiny.gguf');
 
-type NodeLlamaCpp = typeof import('node-llama-cpp');
-
-/** node-llama-cpp is ESM-only; a plain dynamic import keeps tsc from turning it into require(). */
-export const importNodeLlamaCpp = (): Promise<NodeLlamaCpp> =>
-  (new Function('m', 'return import(m)') as (m: string) => Promise<NodeLlamaCpp>)('node-llama-cpp');
 
 export interface TinyModel {
   llama: Llama;
