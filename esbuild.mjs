@@ -1,4 +1,5 @@
-// Bundles the extension and the CLI into dist/ and copies the wasm files they load at run time.
+// Bundles the extension and the CLI into dist/ and copies the files they load at run time: the wasm files and the
+// tiny demo model (the extension looks for it at <extensionPath>/dist/models/repogate-tiny.gguf).
 import { build } from 'esbuild';
 import { cpSync, mkdirSync } from 'fs';
 import { createRequire } from 'module';
@@ -12,6 +13,8 @@ const wasmDir = join(dirname(require.resolve('tree-sitter-wasms/package.json')),
 for (const name of ['typescript', 'tsx', 'javascript', 'python', 'go', 'rust', 'java']) {
   cpSync(join(wasmDir, `tree-sitter-${name}.wasm`), join(grammars, `tree-sitter-${name}.wasm`));
 }
+mkdirSync(join('dist', 'models'), { recursive: true });
+cpSync(join('test', 'fixtures', 'models', 'repogate-tiny.gguf'), join('dist', 'models', 'repogate-tiny.gguf'));
 
 const common = {
   bundle: true,
