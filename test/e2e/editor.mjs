@@ -1,0 +1,157 @@
+// Small helpers that drive VS Code's workbench (code-server) in a playwright-core page. Selectors are the ones
+// verified in ../../../shared/FACTS.md ("Running a real VS Code offline"); keep them here, not in the checks.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'fs';
+import { join } from 'path';
+
+const EXTENSION_ID = 'repogate.repogate';
+const LOG_CHANNEL = 'RepoGate';
+
+/** Monaco renders spaces in view lines as no-break spaces. */
+const plain = (text) => (text ?? '').replace(/\u00a0/g, ' ');
+
+/**
+ * @param {import('playwright-core').Page} page the workbench page
+ * @param {{ userDataDir: string, artifactsDir: string }} paths code-server's --user-data-dir; where screenshots go
+ */
+export function createEditor(page, { userDataDir, artifactsDir }) {
+  const activeEditor = '.editor-group-container.active .monaco-editor';
+
+  /** Visible text of the active editor (Monaco only renders lines in view; the cursor's line always is). */
+  async function editorText() {
+    const lines = await page.$$eval(`${activeEditor} .view-lines .view-line`, (els) =>
+      els.map((el) => ({ top: parseFloat(el.style.top) || 0, text: el.textContent ?? '' })),
+    );
+    return lines.sort((a, b) => a.top - b.top).map((l) => plain(l.text)).join('\n');
+  }
+
+  /** The ghost text now shown in the active editor, or null: the inline part plus any lines in its view zone. */
+  async function ghostText() {
+    return page.evaluate((root) => {
+      const editor = document.querySelector(root);
+      if (!editor) return null;
+      const inline = [...editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview')];
+      const block = [...editor.querySelectorAll('.ghost-text .view-line')];
+      if (!inline.length && !block.length) return null;
+      return [inline.map((el) => el.textContent).join(''), ...block.map((el) => el.textContent)].join('\n');
+    }, activeEditor).then((text) => (text === null ? null : plain(text)));
+  }
+
+  return {
+    page,
+    editorText,
+    ghostText,
+
+    /** Opens a file of the workspace through the explorer, expanding folders on the way, and focuses its editor. */
+    async openFile(relPath) {
+      if (!(await page.isVisible('.explorer-folders-view'))) await page.keyboard.press('Control+Shift+E');
+      const parts = relPath.split('/');
+      for (const [i, name] of parts.entries()) {
+        // aria-level tells a top-level "src" from a nested one; the single root folder itself has no row.
+        const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-level="${i + 1}"][aria-label="${name}"]`);
+        await row.waitFor({ state: 'visible', timeout: 15_000 });
+        if (i < parts.length - 1) {
+          if ((await row.getAttribute('aria-expanded')) === 'false') await row.click();
+        } else {
+          // A double click opens the file pinned and moves the focus into its editor (a single click keeps it in the tree).
+          await row.dblclick();
+        }
+      }
+      const tab = page.locator(`.editor-group-container.active .tab.active[aria-label^="${parts.at(-1)}"]`);
+      await tab.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.locator(`${activeEditor}.focused`).waitFor({ timeout: 15_000 });
+    },
+
+    /** Types like a person: one key event per character ("\n" presses Enter, so auto-indent applies). */
+    async typeText(text, { delay = 30 } = {}) {
+      await page.keyboard.type(text, { delay });
+    },
+
+    /** A key or chord in Playwright's notation: "Tab", "Escape", "Control+End". */
+    async pressKey(key) {
+      await page.keyboard.press(key);
+    },
+
+    /**
+     * Waits until ghost text is visible in the active editor. Returns its text and the milliseconds from `since`
+     * (default: the call) to the first animation frame that showed it.
+     */
+    async waitForGhostText({ timeout = 5_000, since = Date.now() } = {}) {
+      await page.locator(`${activeEditor} :is(.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text)`).first()
+        .waitFor({ state: 'visible', timeout });
+      const ms = Date.now() - since;
+      return { text: await ghostText(), ms };
+    },
+
+    /** Runs a command by its palette title (e.g. "RepoGate: Reindex Repository") through F1. */
+    async commandPalette(title, { timeout = 15_000 } = {}) {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout });
+      await input.fill(`>${title}`);
+      const row = page.locator('.quick-input-widget .monaco-list-row', {
+        has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
+      });
+      try {
+        await row.first().waitFor({ state: 'visible', timeout });
+      } catch {
+        await page.keyboard.press('Escape'); // leave no open palette behind for the next check
+        throw new Error(`no command titled "${title}" in the command palette`);
+      }
+      await row.first().click();
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout });
+    },
+
+    /** Waits for a status bar item whose text contains the string or matches the regex; returns text and tooltip. */
+    async statusBarItem(textOrRegex, { timeout = 15_000 } = {}) {
+      const item = page.locator('.statusbar-item', { hasText: textOrRegex }).first();
+      await item.waitFor({ state: 'visible', timeout });
+      return { text: plain(await item.innerText()).trim(), tooltip: await item.getAttribute('aria-label') };
+    },
+
+    /** Waits for a notification toast whose text contains the string or matches the regex; returns its text. */
+    async notification(textOrRegex, { timeout = 15_000 } = {}) {
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: textOrRegex }).first();
+      await toast.waitFor({ state: 'visible', timeout });
+      return plain(await toast.locator('.notification-list-item-message').innerText()).trim();
+    },
+
+    /**
+     * Text of the extension's log output channel. code-server writes it to
+     * <user-data-dir>/logs/<session>/exthost<N>/repogate.repogate/RepoGate.log; the newest session wins.
+     */
+    readExtensionLog() {
+      const logs = join(userDataDir, 'logs');
+      if (!existsSync(logs)) return '';
+      const files = [];
+      for (const session of readdirSync(logs)) {
+        const sessionDir = join(logs, session);
+        if (!statSync(sessionDir).isDirectory()) continue;
+        for (const host of readdirSync(sessionDir).filter((name) => name.startsWith('exthost'))) {
+          const file = join(sessionDir, host, EXTENSION_ID, `${LOG_CHANNEL}.log`);
+          if (existsSync(file)) files.push(file);
+        }
+      }
+      files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+      return files.length ? readFileSync(files.at(-1), 'utf8') : '';
+    },
+
+    /** Polls the extension log until `predicate(text)` is true (the log is flushed asynchronously); returns the text. */
+    async waitForLog(predicate, { timeout = 30_000, interval = 250 } = {}) {
+      const deadline = Date.now() + timeout;
+      for (;;) {
+        const text = this.readExtensionLog();
+        if (predicate(text)) return text;
+        if (Date.now() > deadline) throw new Error(`the ${LOG_CHANNEL} log did not show it within ${timeout} ms; it reads:\n${text || '(empty)'}`);
+        await page.waitForTimeout(interval);
+      }
+    },
+
+    /** Saves a PNG of the whole window under the artifacts folder; returns its path. */
+    async screenshot(name) {
+      mkdirSync(artifactsDir, { recursive: true });
+      const file = join(artifactsDir, `${name}.png`);
+      await page.screenshot({ path: file });
+      return file;
+    },
+  };
+}

