@@ -1,0 +1,131 @@
+import * as os from 'os';
+import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import { detectFamily, type FamilyOptions, type PromptPiece, type ResolvedFamily } from './families';
+import { FimSession } from './fimSession';
+import { controlTokens } from './gguf';
+import { checkModelFile, ModelFileError } from './modelFile';
+import { importNodeLlamaCpp } from './nodeLlamaCpp';
+
+export interface ModelOptions extends FamilyOptions {
+  modelPath: string;
+  /** CPU threads for evaluation; node-llama-cpp's default is far too many on small machines (FACTS.md). */
+  threads?: number;
+  /** Layers to offload: 'auto' lets llama.cpp fit what the GPU holds; 0 keeps everything on the CPU. */
+  gpuLayers?: 'auto' | number;
+  /** Tokens of context; default the model's training context, at most 8,192. */
+  contextSize?: number;
+}
+
+export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal';
+
+export interface ModelInfo {
+  path: string;
+  name?: string;
+  family: ResolvedFamily;
+  backend: Backend;
+  gpuLayers: number;
+  totalLayers: number;
+  threads: number;
+  contextSize: number;
+  trainContextSize: number;
+  /** The model's recommended gate threshold (repogate.gate_threshold), when it declares one. */
+  gateThreshold?: number;
+  loadMs: number;
+}
+
+/** One thread per two cores, at least one: leaves the editor and the indexer a core on small machines. */
+export function defaultThreads(): number {
+  return Math.max(1, Math.min(8, Math.floor(os.availableParallelism() / 2)));
+}
+
+let sharedLlama: Promise<Llama> | undefined;
+
+/** One llama.cpp binding per process, with GPU offload (CUDA, Vulkan or Metal) when the machine has one. */
+function getSharedLlama(): Promise<Llama> {
+  sharedLlama ??= importNodeLlamaCpp().then(({ getLlama }) => getLlama({ gpu: 'auto' }));
+  return sharedLlama;
+}
+
+/** A loaded GGUF code model with its family, its context and one FIM session. */
+export class CodeModel {
+  private constructor(
+    readonly info: ModelInfo,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    readonly session: FimSession,
+    private readonly bos: number | undefined,
+  ) {}
+
+  /**
+   * Checks the file first (a clear ModelFileError for missing, non-GGUF, truncated, unsupported or FIM-less
+   * files), then loads it. A context the machine cannot hold is a ModelFileError too.
+   */
+  static async load(options: ModelOptions): Promise<CodeModel> {
+    const started = performance.now();
+    const file = await checkModelFile(options.modelPath);
+    const family = detectFamily({ controlTokens: controlTokens(file.header), metadata: file.header.metadata }, options);
+    const llama = await getSharedLlama();
+    const threads = options.threads ?? defaultThreads();
+    const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: options.gpuLayers ?? 'auto' });
+    const contextSize = options.contextSize ?? Math.min(model.trainContextSize, 8192);
+    let context: LlamaContext;
+    try {
+      context = await model.createContext({ contextSize, batchSize: Math.min(contextSize, 1024), threads, sequences: 1 });
+    } catch (error) {
+      await model.dispose();
+      throw new ModelFileError(
+        'context-too-large',
+        options.modelPath,
+        `${options.modelPath}: a context of ${contextSize} tokens does not fit in memory (${(error as Error).message}).`,
+        'Lower "repogate.contextSize" or the GPU layers, or choose a smaller model.',
+      );
+    }
+    const threshold = file.header.metadata.get('repogate.gate_threshold');
+    const info: ModelInfo = {
+      path: options.modelPath,
+      name: file.name,
+      family,
+      backend: llama.gpu === false ? 'cpu' : llama.gpu,
+      gpuLayers: model.gpuLayers,
+      totalLayers: model.fileInsights.totalLayers,
+      threads,
+      contextSize: context.contextSize,
+      trainContextSize: model.trainContextSize,
+      gateThreshold: typeof threshold === 'number' ? threshold : undefined,
+      loadMs: performance.now() - started,
+    };
+    const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
+    const bos = addBos ? model.tokens.bos ?? undefined : undefined;
+    return new CodeModel(info, model, context, new FimSession(model, context.getSequence()), bos === undefined ? undefined : Number(bos));
+  }
+
+  /** A whole prompt: the family's pieces, after BOS when the model wants one (CodeLlama, DeepSeek-Coder, Codestral). */
+  promptTokens(pieces: readonly PromptPiece[]): number[] {
+    const tokens = this.tokenize(pieces);
+    return this.bos === undefined ? tokens : [this.bos, ...tokens];
+  }
+
+  /** Text pieces are tokenized as plain text (code that spells "<fim_prefix>" stays text); specials map to the family's ids. */
+  tokenize(pieces: readonly PromptPiece[]): number[] {
+    const out: number[] = [];
+    for (const piece of pieces) {
+      if ('text' in piece) {
+        if (piece.text) out.push(...this.model.tokenize(piece.text, false));
+        continue;
+      }
+      const id = this.info.family.ids[piece.special];
+      if (id === undefined) throw new Error(`${this.info.family.family.label} has no ${piece.special} token`);
+      out.push(id);
+    }
+    return out;
+  }
+
+  countTokens(text: string): number {
+    return text ? this.model.tokenize(text, false).length : 0;
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}
