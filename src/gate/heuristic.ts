@@ -1,0 +1,105 @@
+/**
+ * The heuristic gate for models without a `<cc>` token: a logistic model over cheap signals at the cursor, a
+ * trial retrieval and a short draft made without retrieval. The weights are data (heuristicWeights.json),
+ * fitted offline on `make-tasks` tasks by tools/gate/fit-heuristic.mjs.
+ */
+import { identifiers } from '../index/tokenize';
+import type { Cursor, Snippet } from '../retrieval/types';
+import fitted from './heuristicWeights.json';
+
+export const HEURISTIC_FEATURES = [
+  'imported_near',
+  'near_once',
+  'imported_ratio',
+  'local_imports',
+  'right_novel',
+  'file_names',
+  'retrieval_top',
+  'context_novel',
+  'draft_uncertainty',
+  'draft_novel',
+] as const;
+export type HeuristicFeatureName = (typeof HEURISTIC_FEATURES)[number];
+export type HeuristicFeatures = Record<HeuristicFeatureName, number>;
+
+export interface HeuristicModel {
+  /** Standardisation fitted with the weights: z = (x - mean) / scale. */
+  mean: Record<HeuristicFeatureName, number>;
+  scale: Record<HeuristicFeatureName, number>;
+  weights: Record<HeuristicFeatureName, number>;
+  bias: number;
+  threshold: number;
+}
+
+export const FITTED_HEURISTIC: HeuristicModel = fitted as unknown as HeuristicModel;
+
+export interface HeuristicInputs {
+  text: string;
+  cursor: Cursor;
+  /** A retrieval made without a draft. */
+  trial: readonly Snippet[];
+  /** A short completion made without retrieval, with the probability of each of its tokens. */
+  draft: { text: string; confidences: readonly number[] };
+}
+
+/** Lines before the cursor whose identifiers count as "near", and lines after it that are looked at. */
+const NEAR_LINES = 8;
+const RIGHT_LINES = 5;
+const IMPORT_LINE = /^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\})\s+from\b|use\s|package\s)|\brequire\s*\(/;
+const LOCAL_IMPORT = /['"]\.\.?\//;
+const MAX_LOCAL_IMPORTS = 10;
+
+/** Names a file brings in from elsewhere: every identifier on its import lines. */
+export function importedNames(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of text.split('\n')) if (IMPORT_LINE.test(line)) for (const id of identifiers(line)) names.add(id);
+  return names;
+}
+
+const share = (part: number, whole: number): number => (whole ? part / whole : 0);
+
+/**
+ * Signals measured to separate lines that need another file from lines that do not (tools/gate/fit.sh): names
+ * used near the cursor that the file uses nowhere else, how much of the file is imported, names after the
+ * cursor that the left context lacks, the trial retrieval's best score and the share of its names that are new
+ * to the file, and the draft's uncertainty and new names.
+ */
+export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
+  const lines = inputs.text.split('\n');
+  const { line, character } = inputs.cursor;
+  const left = [...lines.slice(0, line), (lines[line] ?? '').slice(0, character)];
+  const imported = importedNames(inputs.text);
+  const counts = new Map<string, number>();
+  for (const id of identifiers(inputs.text)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const near = left.slice(-NEAR_LINES);
+  let importedNear = 0;
+  near.forEach((text, i) => {
+    const distance = near.length - 1 - i;
+    for (const id of new Set(identifiers(text))) if (imported.has(id)) importedNear += 1 / (1 + distance / 2);
+  });
+  const nearIds = identifiers(near.join('\n'));
+  const leftIds = new Set(identifiers(left.join('\n')));
+  const rightIds = identifiers([(lines[line] ?? '').slice(character), ...lines.slice(line + 1, line + 1 + RIGHT_LINES)].join('\n'));
+  const contextIds = new Set(identifiers(inputs.trial.map((s) => s.text).join('\n')));
+  const draftLine = inputs.draft.text.split('\n').find((l) => l.trim()) ?? '';
+  const draftIds = identifiers(draftLine);
+  const confidences = inputs.draft.confidences;
+  return {
+    imported_near: Math.min(importedNear, 4),
+    near_once: share(nearIds.filter((id) => (counts.get(id) ?? 0) <= 1).length, nearIds.length),
+    imported_ratio: share(imported.size, counts.size),
+    local_imports: Math.min(lines.filter((l) => IMPORT_LINE.test(l) && LOCAL_IMPORT.test(l)).length, MAX_LOCAL_IMPORTS),
+    right_novel: share(rightIds.filter((id) => !leftIds.has(id)).length, rightIds.length),
+    file_names: Math.log1p(counts.size),
+    retrieval_top: inputs.trial[0]?.score ?? 0,
+    context_novel: share([...contextIds].filter((id) => !counts.has(id)).length, contextIds.size),
+    draft_uncertainty: confidences.length ? 1 - confidences.reduce((a, b) => a + b, 0) / confidences.length : 1,
+    draft_novel: share(draftIds.filter((id) => !counts.has(id)).length, draftIds.length),
+  };
+}
+
+export function heuristicProbability(features: HeuristicFeatures, model: HeuristicModel): number {
+  let z = model.bias;
+  for (const name of HEURISTIC_FEATURES) z += model.weights[name] * ((features[name] - model.mean[name]) / (model.scale[name] || 1));
+  return 1 / (1 + Math.exp(-z));
+}
