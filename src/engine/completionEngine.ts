@@ -1,0 +1,234 @@
+/**
+ * One completion, end to end (DESIGN.md "The flow of one completion"): cut the prompt to its token budget,
+ * ask the gate, retrieve and pack cross-file context only when it fires, generate with streaming and abort,
+ * post-process. With a gate-token model the gate prefix is evaluated once: generation continues the same
+ * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.
+ */
+import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
+import { FITTED_HEURISTIC, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
+import type { CodeModel } from '../model/codeModel';
+import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
+import type { GenerateResult } from '../model/fimSession';
+import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, type PromptBudget } from '../model/promptBudget';
+import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
+import { offsetOf } from './document';
+import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
+
+export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
+
+export interface EngineOptions {
+  generator: CodeModel;
+  /** A small `<cc>` model that decides for a generator without a gate token (Repoformer §5.3). */
+  policyModel?: CodeModel;
+  /** Absent where the workspace may not be read (untrusted): completions without retrieval. */
+  retrieve?: RetrieveFn;
+  gate: GatePolicyName;
+  /** Overrides the model's recommended threshold (line mode); multi-line uses 0.75 of it, as 0.15 is to 0.2. */
+  threshold?: number;
+  budget?: Partial<PromptBudget>;
+  /** Most lines of a multi-line completion. */
+  maxLines?: number;
+  /** Characters of packed context asked from retrieval before the token cap applies. */
+  contextChars?: number;
+  heuristic?: HeuristicModel;
+}
+
+export interface CompletionRequest {
+  path: string;
+  text: string;
+  cursor: Cursor;
+  /** Default: multi-line on an empty line that opens a block body, single line elsewhere. */
+  mode?: CompletionMode;
+  recent?: RecentFile[];
+  /** Forces a policy for this request (benchmarks compare policies on the same engine). */
+  gate?: GatePolicyName;
+}
+
+export interface CompletionTimings {
+  gateMs: number;
+  retrievalMs: number;
+  firstTokenMs?: number;
+  totalMs: number;
+}
+
+export interface CompletionResult {
+  text: string;
+  raw: string;
+  mode: CompletionMode;
+  gate: GateDecision;
+  snippets: Snippet[];
+  prompt: { tokens: number; evaluated: number; leftTokens: number; rightTokens: number; contextTokens: number };
+  timings: CompletionTimings;
+  aborted: boolean;
+}
+
+export interface CompleteOptions {
+  signal?: AbortSignal;
+  /** The post-processed completion whenever its first line is complete and it grows. */
+  onPartial?(text: string): void;
+}
+
+/** Tokens of the draft the heuristic gate generates without retrieval. */
+const DRAFT_TOKENS = 8;
+const MULTILINE_GENERATION_TOKENS = 256;
+const DEFAULT_MAX_LINES = 8;
+const DEFAULT_CONTEXT_CHARS = 2000;
+const REPOFORMER_LINE_THRESHOLD = 0.2;
+
+/** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
+export function detectMode(text: string, cursor: Cursor): CompletionMode {
+  const lines = text.split('\n');
+  const current = lines[cursor.line] ?? '';
+  if (current.slice(0, cursor.character).trim() || current.slice(cursor.character).trim()) return 'line';
+  let previous = cursor.line - 1;
+  while (previous >= 0 && !lines[previous].trim()) previous--;
+  return previous >= 0 && /[{:(\[]\s*$|=>\s*$/.test(lines[previous]) ? 'multiline' : 'line';
+}
+
+export class CompletionEngine {
+  private readonly heuristic: HeuristicModel;
+
+  constructor(private readonly options: EngineOptions) {
+    this.heuristic = options.heuristic ?? FITTED_HEURISTIC;
+  }
+
+  get thresholds(): GateThresholds {
+    const line = this.options.threshold ?? this.gateModel()?.info.gateThreshold ?? REPOFORMER_LINE_THRESHOLD;
+    return { line, multiline: line * 0.75 };
+  }
+
+  async complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
+    const started = performance.now();
+    const { generator } = this.options;
+    const family = generator.info.family;
+    const mode = request.mode ?? detectMode(request.text, request.cursor);
+    const budget = fitBudget(
+      { ...DEFAULT_BUDGET, ...(mode === 'multiline' ? { generationTokens: MULTILINE_GENERATION_TOKENS } : {}), ...this.options.budget },
+      generator.info.contextSize,
+    );
+    const offset = offsetOf(request.text, request.cursor);
+    const count = (text: string): number => generator.countTokens(text);
+    const input: PromptInput = {
+      path: request.path,
+      left: cutLeft(request.text.slice(0, offset), budget.leftTokens, count),
+      right: cutRight(request.text.slice(offset), budget.rightTokens, count),
+    };
+    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULT_MAX_LINES, specialTexts(family));
+    const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
+    const plainPrompt = (): number[] => generator.promptTokens(renderPrompt(family, input));
+
+    // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
+    let evaluated = 0;
+    let draft: GenerateResult | undefined;
+    let trial: RetrievalResult | undefined;
+    const gateStarted = performance.now();
+    const gate = await decideGate(request.gate ?? this.options.gate, {
+      gateProbability: async () => {
+        const gateModel = this.gateModel();
+        if (!gateModel) return undefined;
+        const tokens = gateModel === generator ? gatePrefix! : gateModel.promptTokens(renderGatePrefix(gateModel.info.family, input));
+        const probe = await gateModel.session.probe(tokens);
+        evaluated += probe.evaluated;
+        const cc = gateModel.info.family.ids.cc!;
+        return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
+      },
+      heuristicFeatures: async () => {
+        trial = await this.retrieveFor(request);
+        draft = await generator.session.generate(plainPrompt(), { maxTokens: DRAFT_TOKENS, stopIds: family.stopIds, signal: options.signal });
+        evaluated += draft.evaluated;
+        return heuristicFeatures({ text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft });
+      },
+    }, { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic });
+    const gateMs = performance.now() - gateStarted;
+
+    let snippets: Snippet[] = [];
+    let contextTokens = 0;
+    const retrievalStarted = performance.now();
+    if (gate.fire && !options.signal?.aborted) {
+      // RepoCoder's second iteration: a draft is a better query than the unfinished line.
+      const retrieved = draft?.text.trim() ? await this.retrieveFor(request, draft.text) : trial ?? (await this.retrieveFor(request));
+      const render = (kept: readonly Snippet[]): number =>
+        generator.tokenize(family.hasGate ? renderGateContinuation(family, { ...input, context: kept }) : renderPrompt(family, { ...input, context: kept })).length;
+      const without = render([]);
+      snippets = fitSnippets(retrieved?.snippets ?? [], budget.contextTokens, (kept) => render(kept) - without);
+      contextTokens = snippets.length ? render(snippets) - without : 0;
+    }
+    const retrievalMs = gate.fire ? performance.now() - retrievalStarted : 0;
+
+    const withSnippets: PromptInput = { ...input, context: snippets };
+    const tokens = gatePrefix ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))] : generator.promptTokens(renderPrompt(family, withSnippets));
+    // Without retrieval the heuristic's draft is the start of the same completion: continue it, don't redo it.
+    const fromDraft = !gate.fire && draft !== undefined && draft.stoppedBy !== 'abort' ? draft : undefined;
+    const head = fromDraft?.text ?? '';
+    let lastShown = '';
+    const onText = (text: string): boolean => {
+      const raw = head + text;
+      if (!firstLineReady(raw, post)) return false;
+      const shown = postprocess(raw, post);
+      if (shown && shown !== lastShown) {
+        lastShown = shown;
+        options.onPartial?.(shown);
+      }
+      return mode === 'line';
+    };
+    const rest =
+      fromDraft?.stoppedBy === 'stop-token'
+        ? undefined
+        : await generator.session.generate(fromDraft ? [...tokens, ...fromDraft.tokens] : tokens, {
+            maxTokens: budget.generationTokens - (fromDraft?.tokens.length ?? 0),
+            stopIds: family.stopIds,
+            signal: options.signal,
+            onText,
+          });
+    const raw = head + (rest?.text ?? '');
+    const firstTokenAt = fromDraft?.firstTokenAt ?? rest?.firstTokenAt;
+    evaluated += rest?.evaluated ?? 0;
+    return {
+      text: postprocess(raw, post),
+      raw,
+      mode,
+      gate,
+      snippets,
+      prompt: {
+        tokens: tokens.length,
+        evaluated,
+        leftTokens: count(input.left),
+        rightTokens: count(input.right),
+        contextTokens,
+      },
+      timings: { gateMs, retrievalMs, firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started, totalMs: performance.now() - started },
+      aborted: options.signal?.aborted ?? false,
+    };
+  }
+
+  /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */
+  private gateModel(): CodeModel | undefined {
+    if (this.options.generator.info.family.hasGate) return this.options.generator;
+    return this.options.policyModel?.info.family.hasGate ? this.options.policyModel : undefined;
+  }
+
+  private async retrieveFor(request: CompletionRequest, draft?: string): Promise<RetrievalResult | undefined> {
+    if (!this.options.retrieve) return undefined;
+    return this.options.retrieve({
+      path: request.path,
+      text: request.text,
+      cursor: request.cursor,
+      draft,
+      recent: request.recent,
+      budget: this.options.contextChars ?? DEFAULT_CONTEXT_CHARS,
+    });
+  }
+}
+
+function postprocessContext(request: CompletionRequest, mode: CompletionMode, maxLines: number, specialTokens: string[]): PostprocessContext {
+  const lines = request.text.split('\n');
+  const current = lines[request.cursor.line] ?? '';
+  return {
+    mode,
+    maxLines,
+    linePrefix: current.slice(0, request.cursor.character),
+    lineSuffix: current.slice(request.cursor.character),
+    nextLines: lines.slice(request.cursor.line + 1),
+    specialTokens,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * Holds the loaded models and says what state they are in, for the status bar and the provider. Loading is
+ * asynchronous (file check, then llama.cpp off the event loop); a newer request supersedes an older one, and
+ * a failure leaves a clear error, never a half-loaded model.
+ */
+import { CodeModel, type ModelOptions } from '../model/codeModel';
+
+export type ModelState =
+  | { kind: 'no-model' }
+  | { kind: 'loading'; path: string }
+  | { kind: 'ready'; generator: CodeModel; policyModel?: CodeModel }
+  | { kind: 'error'; message: string; hint?: string };
+
+export interface ModelRequest {
+  generator?: ModelOptions;
+  policyModel?: ModelOptions;
+}
+
+export class ModelHost {
+  private current: ModelState = { kind: 'no-model' };
+  private generation = 0;
+
+  constructor(private readonly onChange: (state: ModelState) => void = () => undefined) {}
+
+  get state(): ModelState {
+    return this.current;
+  }
+
+  /** Loads what `request` names (nothing: no model), replacing and disposing what was loaded. */
+  async load(request: ModelRequest): Promise<ModelState> {
+    const generation = ++this.generation;
+    await this.release();
+    if (!request.generator) return this.set({ kind: 'no-model' });
+    this.set({ kind: 'loading', path: request.generator.modelPath });
+    let generator: CodeModel | undefined;
+    let policyModel: CodeModel | undefined;
+    try {
+      generator = await CodeModel.load(request.generator);
+      policyModel = request.policyModel ? await CodeModel.load(request.policyModel) : undefined;
+    } catch (error) {
+      await generator?.dispose();
+      if (generation !== this.generation) return this.current;
+      const e = error as Error & { hint?: string };
+      return this.set({ kind: 'error', message: e.message, hint: e.hint });
+    }
+    if (generation !== this.generation) {
+      await policyModel?.dispose();
+      await generator.dispose();
+      return this.current;
+    }
+    return this.set({ kind: 'ready', generator, policyModel });
+  }
+
+  async dispose(): Promise<void> {
+    this.generation++;
+    await this.release();
+  }
+
+  private async release(): Promise<void> {
+    const previous = this.current;
+    if (previous.kind !== 'ready') return;
+    this.current = { kind: 'no-model' };
+    await previous.policyModel?.dispose();
+    await previous.generator.dispose();
+  }
+
+  private set(state: ModelState): ModelState {
+    this.current = state;
+    this.onChange(state);
+    return state;
+  }
+}
