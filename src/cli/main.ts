@@ -3,7 +3,13 @@ import * as path from 'path';
 import { parseArgs } from 'util';
 import { retrieve } from '../retrieval/retrieve';
 import { renderCommentBlocks } from '../retrieval/verbalize';
+import { CompletionEngine } from '../engine/completionEngine';
+import { isGatePolicy, type GatePolicyName } from '../gate/gate';
+import { bundledModelPath } from '../model/bundledModel';
+import { CodeModel } from '../model/codeModel';
 import { readTasks, runBench } from './bench';
+import { explainCompletion } from '../engine/explain';
+import { runGenerationBench } from './generationBench';
 import { makeTasks } from './makeTasks';
 import { openIndex, parsePosition, peakRssMb } from './workspaceIndex';
 
@@ -12,10 +18,19 @@ const USAGE = `usage: repogate <command> [options]
   index <dir> [--fresh] [--cache DIR]            build or load the index; print files, symbols, chunks, time, peak RSS
   retrieve <dir> <file>:<line>:<col> [--json] [--budget N]
                                                  snippets for a cursor position, with reasons and timings
+  complete <dir> <file>:<line>:<col> [--model PATH] [--gate POLICY] [--policy-model PATH] [--mode line|multiline]
+           [--threads N] [--cut-line] [--json]
+                                                 a completion with its gate decision, snippets and timings;
+                                                 --cut-line drops the rest of the line, as if not yet typed
+                                                 (default model: the bundled tiny demo model; gates: token,
+                                                 heuristic, always, never)
   make-tasks <dir> --out tasks.jsonl [--per-kind N] [--seed N]
                                                  CrossCodeEval-style benchmark tasks from a repository
   bench --repo <dir> --tasks <file.jsonl[.gz]> [--budget N] [--json]
                                                  RepoGate's retrieval against RepoCoder's Jaccard and BM25 baselines
+  bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
+                                                 generation mode: gate rates and AUC, exact match, edit similarity
+                                                 and latency per policy on the same tasks, and a typing replay
 `;
 
 const log = (line: string): void => {
@@ -36,6 +51,14 @@ async function main(argv: string[]): Promise<number> {
       seed: { type: 'string', default: '42' },
       repo: { type: 'string' },
       tasks: { type: 'string' },
+      model: { type: 'string' },
+      'policy-model': { type: 'string' },
+      gate: { type: 'string' },
+      mode: { type: 'string' },
+      threads: { type: 'string' },
+      features: { type: 'string' },
+      'skip-typing': { type: 'boolean', default: false },
+      'cut-line': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -81,6 +104,29 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'complete': {
+      if (args.length < 2) throw new UsageError('complete needs <dir> and <file>:<line>:<col>');
+      const gate = values.gate ?? 'token';
+      if (!isGatePolicy(gate)) throw new UsageError(`unknown gate policy "${gate}"`);
+      if (values.mode !== undefined && values.mode !== 'line' && values.mode !== 'multiline') throw new UsageError('--mode is line or multiline');
+      const { index } = await openIndex(args[0], { cacheBase: values.cache, quiet: values.json });
+      const position = parsePosition(args[1]);
+      const relPath = path.relative(index.root, path.resolve(index.root, position.file)).split(path.sep).join('/');
+      const saved = await fs.readFile(path.join(index.root, relPath), 'utf8');
+      const text = values['cut-line'] ? cutLineAt(saved, position) : saved;
+      const threads = values.threads ? Number(values.threads) : undefined;
+      const generator = await CodeModel.load({ modelPath: modelPath(values.model), threads });
+      const policyModel = values['policy-model'] ? await CodeModel.load({ modelPath: values['policy-model'], threads }) : undefined;
+      try {
+        const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
+        const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
+        process.stdout.write(values.json ? `${JSON.stringify({ model: generator.info, ...result })}\n` : explainCompletion(generator.info, result, policyModel?.info));
+      } finally {
+        await policyModel?.dispose();
+        await generator.dispose();
+      }
+      return 0;
+    }
     case 'make-tasks': {
       if (!args[0] || !values.out) throw new UsageError('make-tasks needs <dir> and --out FILE');
       const { index } = await openIndex(args[0], { cacheBase: values.cache });
@@ -93,6 +139,22 @@ async function main(argv: string[]): Promise<number> {
     case 'bench': {
       if (!values.repo || !values.tasks) throw new UsageError('bench needs --repo DIR and --tasks FILE');
       const tasks = await readTasks(values.tasks);
+      if (values.model || values.gate) {
+        const gates = (values.gate ?? 'never,always,token,heuristic').split(',');
+        const unknown = gates.filter((g) => !isGatePolicy(g));
+        if (unknown.length) throw new UsageError(`unknown gate policy "${unknown.join(', ')}"`);
+        const report = await runGenerationBench(values.repo, tasks, {
+          modelPath: modelPath(values.model),
+          policyModelPath: values['policy-model'],
+          gates: gates as GatePolicyName[],
+          threads: values.threads ? Number(values.threads) : undefined,
+          featuresOut: values.features,
+          typing: !values['skip-typing'],
+          log,
+        });
+        process.stdout.write(`${JSON.stringify(report, null, values.json ? undefined : 2)}\n`);
+        return 0;
+      }
       const report = await runBench(values.repo, tasks, budget, log);
       if (values.json) {
         process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -112,6 +174,19 @@ async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/** The file as it was before the rest of the cursor's line was typed. */
+function cutLineAt(text: string, position: { line: number; character: number }): string {
+  const lines = text.split('\n');
+  if (position.line < lines.length) lines[position.line] = lines[position.line].slice(0, position.character);
+  return lines.join('\n');
+}
+
+function modelPath(option: string | undefined): string {
+  const found = option ?? bundledModelPath();
+  if (!found) throw new Error('no model given and the bundled tiny model is missing: pass --model PATH to a FIM GGUF');
+  return found;
+}
 
 main(process.argv.slice(2)).then(
   (code) => {

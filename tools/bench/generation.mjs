@@ -1,0 +1,67 @@
+// `npm run bench:generation`: the generation benchmark — never / always / token / heuristic side by side (a
+// Repoformer Table 2 for our setting) with the bundled tiny model on the tiny model's held-out packages (MODEL.md),
+// one `repogate bench --model --gate` run per package on its `make-tasks` tasks, pooled into one table.
+// The packages come from the tiny model's corpus (tools/tiny-model/reproduce.sh step 1 builds it).
+// Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH]
+import { execFileSync } from 'child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'fs';
+import { dirname, join } from 'path';
+import { fileURLToPath } from 'url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cli = join(root, 'dist', 'cli.js');
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const perKind = option('--per-kind', '40');
+const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
+const corpus = option('--corpus', join(root, 'tools', 'tiny-model', 'work', 'corpus'));
+const HELD_OUT = ['ajv', 'luxon', 'mobx', 'postcss', 'semver', 'yaml'];
+const GATES = ['never', 'always', 'token', 'heuristic'];
+
+if (!existsSync(join(corpus, 'ajv'))) {
+  console.error(`no corpus at ${corpus}: run the corpus step of tools/tiny-model/reproduce.sh first`);
+  process.exit(1);
+}
+execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
+const out = join(root, '.bench', 'generation');
+mkdirSync(out, { recursive: true });
+
+const reports = [];
+for (const name of HELD_OUT) {
+  const tasks = join(out, `${name}-${perKind}.jsonl`);
+  if (!existsSync(tasks)) execFileSync('node', [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')], { stdio: 'inherit' });
+  const json = execFileSync('node', [cli, 'bench', '--repo', join(corpus, name), '--tasks', tasks, '--model', model, '--gate', GATES.join(','), '--json'], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
+}
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : 0;
+};
+const cross = reports.reduce((s, r) => s + r.tasks.cross, 0);
+const infile = reports.reduce((s, r) => s + r.tasks.infile, 0);
+const weighted = (gate, pick, weight) => reports.reduce((s, r) => s + pick(r) * weight(r), 0) / Math.max(1, reports.reduce((s, r) => s + weight(r), 0));
+const all = (r) => r.tasks.cross + r.tasks.infile;
+const lines = [
+  `held-out packages: ${HELD_OUT.join(', ')}; ${cross} cross + ${infile} infile tasks; model ${reports[0].model.family} on ${reports[0].model.backend}, ${reports[0].model.threads} thread(s)`,
+  '',
+  '| policy | retrieval rate cross | retrieval rate infile | gate AUC | EM | ES | p50 ms | p95 ms |',
+  '|---|---|---|---|---|---|---|---|',
+];
+for (const gate of GATES) {
+  const latencies = reports.flatMap((r) => r.latency_ms[gate]);
+  lines.push(
+    `| ${gate} | ${weighted(gate, (r) => r.gate[gate].rate_cross, (r) => r.tasks.cross).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].rate_infile, (r) => r.tasks.infile).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].auc, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].em, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].es, all).toFixed(3)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |`,
+  );
+}
+const ratios = reports.map((r) => r.token_closed_latency_ratio).filter((x) => x !== undefined);
+lines.push('', `token gate latency over plain FIM when it does not fire (median of per-package medians): ${percentile(ratios, 50).toFixed(3)}`);
+const typing = reports.map((r) => r.typing).filter(Boolean);
+for (const t of typing.slice(0, 1)) {
+  lines.push(`typing replay (${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt, no retrieval): ${(t.evaluated_share_p50 * 100).toFixed(1)}% of the prompt evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache: ${t.cold_first_token_p50_ms} ms)`);
+}
+console.log(lines.join('\n'));
+writeFileSync(join(root, '.bench', 'generation-results.json'), JSON.stringify(reports, null, 2));
