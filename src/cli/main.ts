@@ -5,7 +5,7 @@ import { retrieve } from '../retrieval/retrieve';
 import { renderCommentBlocks } from '../retrieval/verbalize';
 import { CompletionEngine } from '../engine/completionEngine';
 import { isGatePolicy, type GatePolicyName } from '../gate/gate';
-import { bundledModelPath } from '../model/bundledModel';
+import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { CodeModel } from '../model/codeModel';
 import { readTasks, runBench } from './bench';
 import { explainCompletion } from '../engine/explain';
@@ -120,7 +120,8 @@ async function main(argv: string[]): Promise<number> {
       try {
         const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
         const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
-        process.stdout.write(values.json ? `${JSON.stringify({ model: generator.info, ...result })}\n` : explainCompletion(generator.info, result, policyModel?.info));
+        if (values.json) process.stdout.write(`${JSON.stringify({ model: generator.info, ...result })}\n`);
+        else process.stdout.write(`${values.model ? '' : `(no --model: ${BUNDLED_MODEL_LABEL})\n`}${explainCompletion(generator.info, result, policyModel?.info)}`);
       } finally {
         await policyModel?.dispose();
         await generator.dispose();

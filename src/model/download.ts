@@ -11,6 +11,7 @@ import * as path from 'path';
 import { pipeline } from 'stream/promises';
 import type { ModelDownloader } from 'node-llama-cpp';
 import { importNodeLlamaCpp } from './nodeLlamaCpp';
+import { GGUF_MAGIC } from './gguf';
 
 export interface RecommendedModel {
   id: string;
@@ -267,7 +268,7 @@ async function startsWithGgufMagic(file: string): Promise<boolean> {
   try {
     const head = Buffer.alloc(4);
     const { bytesRead } = await handle.read(head, 0, 4, 0);
-    return bytesRead === 4 && head.toString('latin1') === 'GGUF';
+    return bytesRead === 4 && head.toString('latin1') === GGUF_MAGIC;
   } finally {
     await handle.close();
   }

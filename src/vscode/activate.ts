@@ -1,63 +1,168 @@
+import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
+import { CompletionEngine } from '../engine/completionEngine';
+import { CompletionService } from '../engine/completionService';
+import { ModelHost, type ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
 import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
+import { offerFirstModel, registerCommands, type CommandHost } from './commands';
+import { InlineProvider } from './provider';
+import { readSettings, type RepoGateSettings } from './settings';
+import { StatusBar } from './statusBar';
 
-/** Settings that shape the index; read on each (re)index so that changes apply without a reload. */
-function indexSettings(): { excludeGlobs: string[]; secretGlobs: string[] } {
-  const config = vscode.workspace.getConfiguration('repogate');
-  return {
-    excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...config.get<string[]>('excludeGlobs', [])],
-    secretGlobs: config.get<string[]>('secretGlobs', []),
-  };
-}
+/** Settings whose change needs the models reloaded; the others apply to the next request. */
+const MODEL_SETTINGS = ['modelPath', 'policyModelPath', 'gpuLayers', 'threads', 'contextSize'];
 
 /**
- * Wires the index into VS Code: it lives in a worker thread; this side only forwards workspace events and
- * shows progress. The first workspace folder is indexed (multi-root workspaces: the first root for now).
+ * The composition root of the editor side: the index in a worker thread, the models in llama.cpp (native,
+ * asynchronous), the completion service, the provider, the status bar and the commands. This side only
+ * translates VS Code events; no indexing or model work runs on the extension host's event loop.
  */
 export function activateRepoGate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('RepoGate', { log: true });
   const client = new IndexClient();
-  context.subscriptions.push(log, { dispose: () => void client.dispose() });
+  const statusBar = new StatusBar();
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const cacheDir = context.storageUri?.fsPath;
+  let settings = readSettings();
+  let indexing: { done: number; total: number } | undefined;
+  let indexInfo: { files: number; symbols: number } | undefined;
+  let engine: CompletionEngine | undefined;
+
+  const render = (): void =>
+    statusBar.render({ enabled: settings.enabled, model: models.state, indexing, index: indexInfo, stats: service.stats.snapshot(), gate: settings.gate });
+  const buildEngine = (): void => {
+    const state = models.state;
+    const retrieve = folder && vscode.workspace.isTrusted ? client.retrieve.bind(client) : undefined;
+    engine =
+      state.kind === 'ready'
+        ? new CompletionEngine({
+            generator: state.generator,
+            policyModel: state.policyModel,
+            retrieve,
+            gate: settings.gate,
+            threshold: settings.threshold,
+            budget: { contextTokens: settings.contextTokens },
+            maxLines: settings.maxLines,
+            contextChars: settings.contextChars,
+          })
+        : undefined;
+  };
+  const models = new ModelHost((state) => {
+    buildEngine();
+    render();
+    if (state.kind === 'ready') log.info(`model ready: ${state.generator.info.path} (${state.generator.info.family.family.label}, ${state.generator.info.backend}, ${state.generator.info.gpuLayers}/${state.generator.info.totalLayers} layers offloaded, ${state.generator.info.threads} threads, loaded in ${state.generator.info.loadMs.toFixed(0)} ms)`);
+    if (state.kind === 'error') log.error(`model error: ${state.message}`);
+  });
+  const service = new CompletionService(
+    () => engine,
+    () => void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger'),
+  );
+  const provider = new InlineProvider(service, () => settings, () => engine !== undefined, log, render);
+
+  const loadModels = async (): Promise<void> => {
+    service.abortInFlight();
+    service.cache.clear();
+    const state = await models.load(modelRequest(settings));
+    if (state.kind === 'error') {
+      const choice = await vscode.window.showErrorMessage(`RepoGate: ${state.message}`, 'Select Model…', 'Show Log');
+      if (choice === 'Select Model…') await vscode.commands.executeCommand('repogate.selectModel');
+      if (choice === 'Show Log') log.show();
+    }
+  };
+
+  const indexSettings = (): { excludeGlobs: string[]; secretGlobs: string[] } => {
+    const c = vscode.workspace.getConfiguration('repogate');
+    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [])], secretGlobs: c.get<string[]>('secretGlobs', []) };
+  };
 
   const reindex = async (fresh: boolean): Promise<void> => {
     if (!folder) {
-      void vscode.window.showWarningMessage('RepoGate: open a folder to index it.');
+      if (fresh) void vscode.window.showWarningMessage('RepoGate: open a folder to index it.');
       return;
     }
     if (!vscode.workspace.isTrusted) {
-      log.warn('workspace is not trusted: its files are not indexed');
+      log.warn('workspace is not trusted: its files are not indexed; completions run without retrieval');
+      if (fresh) void vscode.window.showWarningMessage('RepoGate: this workspace is not trusted, so it is not indexed.');
       return;
     }
+    // Measures what indexing costs the editor: the longest the event loop waited during the build.
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'RepoGate: indexing', cancellable: true },
       async (progress, token) => {
         let reported = 0;
         client.onProgress = (done, total) => {
+          indexing = { done, total };
           const percent = total ? (done / total) * 100 : 100;
           progress.report({ message: `${done}/${total} files`, increment: percent - reported });
           reported = percent;
+          render();
         };
         token.onCancellationRequested(() => void client.cancelBuild());
         try {
-          const report = await client.build({ root: folder.uri.fsPath, cacheDir, fresh, ...indexSettings() });
+          const report = await client.build({ root: folder.uri.fsPath, cacheDir: context.storageUri?.fsPath, fresh, ...indexSettings() });
+          indexInfo = { files: report.files, symbols: report.symbols };
           const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
-          log.info(message);
+          log.info(`${message}; event loop max delay ${(delay.max / 1e6).toFixed(1)} ms`);
           if (fresh) void vscode.window.showInformationMessage(`RepoGate: ${message}.`);
         } catch (error) {
           const message = (error as Error).message;
           log.error(`indexing failed: ${message}`);
           if (message !== 'cancelled') void vscode.window.showErrorMessage(`RepoGate: indexing failed: ${message}`);
+        } finally {
+          delay.disable();
+          indexing = undefined;
+          render();
         }
       },
     );
   };
 
-  context.subscriptions.push(vscode.commands.registerCommand('repogate.reindex', () => reindex(true)));
+  const host: CommandHost = { context, log, service, models, reindex: () => reindex(true) };
+  context.subscriptions.push(
+    log,
+    statusBar,
+    { dispose: () => void client.dispose() },
+    { dispose: () => void models.dispose() },
+    ...registerCommands(host),
+    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, provider),
+    vscode.workspace.onDidChangeTextDocument(({ document, contentChanges }) => {
+      if (contentChanges.length && document === vscode.window.activeTextEditor?.document) provider.noteKeystroke();
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration('repogate')) return;
+      const before = settings;
+      settings = readSettings();
+      if (!settings.enabled) service.abortInFlight();
+      if (MODEL_SETTINGS.some((key) => event.affectsConfiguration(`repogate.${key}`)) && modelChanged(before, settings)) void loadModels();
+      else buildEngine();
+      render();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      buildEngine();
+      if (folder) watchWorkspace(context, folder, client, log);
+      void reindex(false);
+    }),
+  );
   if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
+  render();
   void reindex(false);
+  void loadModels().then(() => {
+    if (models.state.kind === 'no-model') void offerFirstModel(host);
+  });
+}
+
+function modelRequest(settings: RepoGateSettings): ModelRequest {
+  const common = { threads: settings.threads, gpuLayers: settings.gpuLayers, contextSize: settings.contextSize };
+  return {
+    generator: settings.modelPath ? { modelPath: settings.modelPath, ...common } : undefined,
+    policyModel: settings.policyModelPath ? { modelPath: settings.policyModelPath, ...common } : undefined,
+  };
+}
+
+function modelChanged(a: RepoGateSettings, b: RepoGateSettings): boolean {
+  return JSON.stringify(modelRequest(a)) !== JSON.stringify(modelRequest(b));
 }
 
 /** Editor buffers are re-indexed this long after the last keystroke in them. */

@@ -12,7 +12,8 @@ import { buildIndex } from '../../src/index/workspace';
 import { CodeModel } from '../../src/model/codeModel';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { RetrievalRequest } from '../../src/retrieval/types';
-import { SHOP } from '../helpers/fixtures';
+import { SHOP, tempDir } from '../helpers/fixtures';
+import { rewriteGguf } from '../helpers/ggufWrite';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
@@ -112,6 +113,32 @@ describe('completion engine with the tiny model', function () {
     assert.equal(result.gate.fire, result.gate.score > result.gate.threshold);
     assert.equal(retrievals[0].draft, undefined, 'the trial retrieval has no draft');
     if (result.gate.fire) assert.ok(retrievals.length === 2 && retrievals[1].draft !== undefined, 'RepoCoder iteration 2 uses the draft');
+  });
+
+  it('a policy model decides for a generator without a gate token; without one, token falls back to the heuristic', async () => {
+    // The tiny model with <cc>/<eof> renamed and its repogate.* metadata removed: a plain StarCoder-style FIM model.
+    const { dir, cleanup } = await tempDir();
+    const plainPath = path.join(dir, 'no-gate.gguf');
+    await rewriteGguf(TINY_MODEL, plainPath, (kvs) =>
+      kvs
+        .filter((kv) => !kv.key.startsWith('repogate.'))
+        .map((kv) => (kv.key === 'tokenizer.ggml.tokens' ? { ...kv, value: (kv.value as string[]).map((t) => (t === '<cc>' ? '<unused_a>' : t === '<eof>' ? '<unused_b>' : t)) } : kv)),
+    );
+    const plain = await CodeModel.load({ modelPath: plainPath, threads: 1, gpuLayers: 0 });
+    try {
+      assert.equal(plain.info.family.hasGate, false);
+      const decided = await engine({ generator: plain, policyModel: model }).complete(request);
+      assert.equal(decided.gate.policy, 'token');
+      assert.equal(decided.gate.source, 'policy-model');
+      assert.ok(decided.gate.score > 0 && decided.gate.score < 1);
+      assert.equal(decided.gate.threshold, model.info.gateThreshold, "the policy model's recommended threshold");
+      const fallback = await engine({ generator: plain }).complete(request);
+      assert.equal(fallback.gate.policy, 'heuristic');
+      assert.ok(fallback.gate.features);
+    } finally {
+      await plain.dispose();
+      await cleanup();
+    }
   });
 
   it('never retrieves without a retriever (an untrusted workspace), even when the gate fires', async () => {

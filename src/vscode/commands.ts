@@ -1,0 +1,178 @@
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { CompletionService } from '../engine/completionService';
+import { explainCompletion } from '../engine/explain';
+import type { ModelHost } from '../engine/modelHost';
+import { GATE_POLICIES } from '../gate/gate';
+import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
+import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
+
+export interface CommandHost {
+  context: vscode.ExtensionContext;
+  log: vscode.LogOutputChannel;
+  service: CompletionService;
+  models: ModelHost;
+  reindex(): Promise<void>;
+}
+
+const RECENT_MODELS_KEY = 'repogate.recentModels';
+const MAX_RECENT_MODELS = 8;
+
+const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('repogate');
+
+/** Sets the model for this machine (the setting has machine scope) and remembers it among the recent ones. */
+async function useModel(host: CommandHost, file: string): Promise<void> {
+  const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []).filter((p) => p !== file);
+  await host.context.globalState.update(RECENT_MODELS_KEY, [file, ...recent].slice(0, MAX_RECENT_MODELS));
+  await config().update('modelPath', file, vscode.ConfigurationTarget.Global);
+  host.log.info(`model set to ${file}`);
+}
+
+export function demoModelPath(context: vscode.ExtensionContext): string | undefined {
+  return bundledModelPath(path.join(context.extensionPath, 'dist'));
+}
+
+async function useDemoModel(host: CommandHost): Promise<void> {
+  const demo = demoModelPath(host.context);
+  if (!demo) {
+    void vscode.window.showErrorMessage('RepoGate: the bundled demo model is missing from this installation; select or download a model.');
+    return;
+  }
+  await useModel(host, demo);
+  void vscode.window.showInformationMessage(`RepoGate: using ${BUNDLED_MODEL_LABEL}. For real completions download a model ("RepoGate: Download Model…").`);
+}
+
+async function selectModel(host: CommandHost): Promise<void> {
+  type Pick = vscode.QuickPickItem & { run(): Promise<void> };
+  const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []);
+  const current = config().get<string>('modelPath', '');
+  const picks: Pick[] = [
+    { label: '$(folder-opened) Browse for a GGUF file…', run: async () => {
+      const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF models': ['gguf'] }, title: 'RepoGate: choose a FIM code model' });
+      if (chosen?.[0]) await useModel(host, chosen[0].fsPath);
+    } },
+    { label: '$(cloud-download) Download a model…', run: () => downloadCommand(host) },
+    { label: '$(beaker) Use the bundled demo model', description: BUNDLED_MODEL_LABEL, run: () => useDemoModel(host) },
+    ...recent.map((file): Pick => ({ label: `$(history) ${path.basename(file)}`, description: file === current ? `${file} (current)` : file, run: () => useModel(host, file) })),
+  ];
+  const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Select Model', placeHolder: 'A fill-in-the-middle GGUF code model' });
+  await picked?.run();
+}
+
+function formatProgress(p: DownloadProgress): string {
+  const mb = (bytes: number): string => (bytes / 1e6).toFixed(0);
+  const eta = p.etaSeconds === undefined ? '' : `, ${Math.ceil(p.etaSeconds)} s left`;
+  return `${mb(p.downloadedBytes)} / ${mb(p.totalBytes)} MB at ${(p.bytesPerSecond / 1e6).toFixed(1)} MB/s${eta}`;
+}
+
+async function downloadCommand(host: CommandHost): Promise<void> {
+  type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string };
+  const picks: Pick[] = [
+    ...RECOMMENDED_MODELS.map((m): Pick => ({ label: m.label, description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`, detail: m.note, url: m.url, fileName: m.fileName, sha256: m.sha256 })),
+    { label: '$(link) Custom URL…', detail: 'Any direct link to a .gguf file (e.g. a Hugging Face "resolve" URL)' },
+  ];
+  const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Download Model', placeHolder: 'Recommended fill-in-the-middle code models' });
+  if (!picked) return;
+  const url = picked.url ?? (await vscode.window.showInputBox({ title: 'RepoGate: model URL', prompt: 'Direct URL of a .gguf file', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') }));
+  if (!url) return;
+  const directory = path.join(host.context.globalStorageUri.fsPath, 'models');
+  try {
+    const file = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `RepoGate: downloading ${picked.fileName ?? url.split('/').pop()}`, cancellable: true },
+      async (progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        let reported = 0;
+        return downloadModel({
+          url,
+          directory,
+          fileName: picked.fileName,
+          sha256: picked.sha256,
+          signal: controller.signal,
+          onProgress: (p) => {
+            const percent = p.totalBytes ? (p.downloadedBytes / p.totalBytes) * 100 : 0;
+            progress.report({ message: formatProgress(p), increment: percent - reported });
+            reported = percent;
+          },
+        });
+      },
+    );
+    await useModel(host, file);
+    void vscode.window.showInformationMessage(`RepoGate: downloaded ${path.basename(file)} and switched to it.`);
+  } catch (error) {
+    const e = error as Error & { hint?: string };
+    host.log.error(`download failed: ${e.message}`);
+    void vscode.window.showErrorMessage(`RepoGate: download failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} An interrupted download resumes when started again.`);
+  }
+}
+
+async function explainLast(host: CommandHost): Promise<void> {
+  const result = host.service.lastResult;
+  const state = host.models.state;
+  if (!result || state.kind !== 'ready') {
+    void vscode.window.showInformationMessage('RepoGate: no completion to explain yet.');
+    return;
+  }
+  const text = explainCompletion(state.generator.info, result, state.policyModel?.info);
+  host.log.info(`explain last completion:\n${text}`);
+  const document = await vscode.workspace.openTextDocument({ content: text, language: 'markdown' });
+  await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+}
+
+async function selectGate(): Promise<void> {
+  const current = config().get<string>('gate', 'token');
+  const picked = await vscode.window.showQuickPick(
+    GATE_POLICIES.map((g) => ({ label: g, description: g === current ? 'current' : undefined })),
+    { title: 'RepoGate: gate policy', placeHolder: 'When to retrieve cross-file context' },
+  );
+  if (picked) await config().update('gate', picked.label, vscode.ConfigurationTarget.Global);
+}
+
+async function toggle(): Promise<void> {
+  await config().update('enabled', !config().get<boolean>('enabled', true), vscode.ConfigurationTarget.Global);
+}
+
+async function menu(host: CommandHost): Promise<void> {
+  const enabled = config().get<boolean>('enabled', true);
+  const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
+    { label: enabled ? '$(circle-slash) Disable completions' : '$(check) Enable completions', command: 'repogate.toggle' },
+    { label: '$(refresh) Reindex repository', command: 'repogate.reindex' },
+    { label: '$(git-merge) Switch gate policy…', description: config().get<string>('gate'), command: 'repogate.selectGate' },
+    { label: '$(question) Explain last completion', command: 'repogate.explainLast' },
+    { label: '$(file-binary) Select model…', command: 'repogate.selectModel' },
+    { label: '$(cloud-download) Download model…', command: 'repogate.downloadModel' },
+    { label: '$(output) Show log', command: 'repogate.showLog' },
+    { label: '$(settings-gear) Settings', command: 'workbench.action.openSettings', args: ['repogate'] },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { title: 'RepoGate' });
+  if (picked) await vscode.commands.executeCommand(picked.command, ...(picked.args ?? []));
+  host.log.trace(`menu: ${picked?.label ?? 'dismissed'}`);
+}
+
+export function registerCommands(host: CommandHost): vscode.Disposable[] {
+  const register = (id: string, run: () => Promise<void> | void): vscode.Disposable => vscode.commands.registerCommand(id, run);
+  return [
+    register('repogate.reindex', () => host.reindex()),
+    register('repogate.toggle', toggle),
+    register('repogate.selectModel', () => selectModel(host)),
+    register('repogate.downloadModel', () => downloadCommand(host)),
+    register('repogate.useDemoModel', () => useDemoModel(host)),
+    register('repogate.explainLast', () => explainLast(host)),
+    register('repogate.selectGate', selectGate),
+    register('repogate.showLog', () => host.log.show()),
+    register('repogate.menu', () => menu(host)),
+  ];
+}
+
+/** First run without a model: one click to a working setup. */
+export async function offerFirstModel(host: CommandHost): Promise<void> {
+  const choice = await vscode.window.showInformationMessage(
+    'RepoGate needs a local code model (GGUF) for completions. Nothing leaves this machine.',
+    'Use demo model',
+    'Download model…',
+    'Choose file…',
+  );
+  if (choice === 'Use demo model') await useDemoModel(host);
+  else if (choice === 'Download model…') await downloadCommand(host);
+  else if (choice === 'Choose file…') await selectModel(host);
+}

@@ -1,0 +1,122 @@
+import * as vscode from 'vscode';
+import type { CompletionService } from '../engine/completionService';
+import { isSecretPath } from '../index/scan';
+import type { RecentFile } from '../retrieval/types';
+import type { RepoGateSettings } from './settings';
+
+/** Below this gap between keystrokes the user is typing a burst: wait the full debounce for the pause. */
+const BURST_FACTOR = 2;
+/** After a pause the next keystroke is likely the last for a while: answer almost at once. */
+const PAUSED_DEBOUNCE_FRACTION = 0.25;
+const RECENT_FILES = 3;
+const RECENT_FILE_CHARS = 20_000;
+
+/**
+ * Ghost text. Every request asks the cursor cache at once; on a miss it waits an adaptive debounce, then asks
+ * the service, which aborts whatever generation the previous keystroke started. VS Code cancels the request's
+ * token on the next keystroke; the token is turned into an AbortSignal for the engine.
+ */
+export class InlineProvider implements vscode.InlineCompletionItemProvider {
+  private lastKeystroke = 0;
+  private typingGapMs = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly service: CompletionService,
+    private readonly settings: () => RepoGateSettings,
+    private readonly ready: () => boolean,
+    private readonly log: vscode.LogOutputChannel,
+    /** Called after each served completion (the status bar shows the new rate and latency). */
+    private readonly onServed: () => void,
+  ) {}
+
+  /** Fed by the document-change listener: the gap between keystrokes drives the adaptive debounce. */
+  noteKeystroke(): void {
+    const now = performance.now();
+    const gap = now - this.lastKeystroke;
+    this.lastKeystroke = now;
+    this.typingGapMs = this.typingGapMs === Number.POSITIVE_INFINITY ? gap : 0.7 * this.typingGapMs + 0.3 * gap;
+  }
+
+  async provideInlineCompletionItems(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    _context: vscode.InlineCompletionContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.InlineCompletionItem[] | undefined> {
+    const settings = this.settings();
+    if (!settings.enabled || !this.ready() || !languageEnabled(settings, document.languageId)) return undefined;
+    const path = relativePath(document.uri);
+    // A secret file's text never goes into a prompt, not even a local one.
+    if (isSecretPath(path, settings.secretGlobs)) return undefined;
+    const request = {
+      path,
+      text: document.getText(),
+      cursor: { line: position.line, character: position.character },
+      recent: recentFiles(document, settings.secretGlobs),
+    };
+    const started = performance.now();
+    const cached = this.service.fromCache(request);
+    if (cached) {
+      this.log.info(`completion from cache in ${cached.latencyMs.toFixed(1)} ms (${cached.text.length} chars)`);
+      this.onServed();
+      return [item(cached.text, position)];
+    }
+    const burst = this.typingGapMs < settings.debounceMs * BURST_FACTOR;
+    if (!(await sleep(burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION, token))) return undefined;
+    const controller = new AbortController();
+    const subscription = token.onCancellationRequested(() => controller.abort());
+    try {
+      const served = await this.service.generate(request, controller.signal);
+      if (!served || token.isCancellationRequested) return undefined;
+      const r = served.result;
+      const gate = r ? `gate ${r.gate.policy} ${r.gate.fire ? 'fired' : 'closed'} (score ${r.gate.score.toFixed(3)}), ${r.snippets.length} snippets, ` : '';
+      this.log.info(`completion from model in ${(performance.now() - started).toFixed(0)} ms: ${gate}${served.text.length} chars`);
+      this.onServed();
+      return [item(served.text, position)];
+    } catch (error) {
+      this.log.error(`completion failed: ${(error as Error).message}`);
+      return undefined;
+    } finally {
+      subscription.dispose();
+    }
+  }
+}
+
+/** Inserted at the cursor: the engine already dropped what would repeat the text right of it. */
+function item(text: string, position: vscode.Position): vscode.InlineCompletionItem {
+  return new vscode.InlineCompletionItem(text, new vscode.Range(position, position));
+}
+
+function languageEnabled(settings: RepoGateSettings, languageId: string): boolean {
+  return settings.enabledLanguages.includes('*') || settings.enabledLanguages.includes(languageId);
+}
+
+export function relativePath(uri: vscode.Uri): string {
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  return folder ? vscode.workspace.asRelativePath(uri, false).split('\\').join('/') : uri.fsPath || uri.toString();
+}
+
+/** The other files open in editors, most recently visible first: retrieval's "recent" path. */
+function recentFiles(current: vscode.TextDocument, secretGlobs: string[]): RecentFile[] {
+  return vscode.window.visibleTextEditors
+    .map((e) => e.document)
+    .filter((d) => d !== current && d.uri.scheme === 'file' && !isSecretPath(relativePath(d.uri), secretGlobs))
+    .slice(0, RECENT_FILES)
+    .map((d) => ({ path: relativePath(d.uri), text: d.getText().slice(0, RECENT_FILE_CHARS) }));
+}
+
+/** Resolves true after `ms`, false as soon as the token is cancelled. */
+function sleep(ms: number, token: vscode.CancellationToken): Promise<boolean> {
+  if (token.isCancellationRequested) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      subscription.dispose();
+      resolve(true);
+    }, ms);
+    const subscription = token.onCancellationRequested(() => {
+      clearTimeout(timer);
+      subscription.dispose();
+      resolve(false);
+    });
+  });
+}

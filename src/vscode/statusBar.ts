@@ -1,0 +1,89 @@
+import * as vscode from 'vscode';
+import type { StatsSnapshot } from '../engine/stats';
+import type { ModelState } from '../engine/modelHost';
+import { describeModel } from '../engine/explain';
+
+export interface StatusInputs {
+  enabled: boolean;
+  model: ModelState;
+  /** Files done and total while the index is being built. */
+  indexing?: { done: number; total: number };
+  index?: { files: number; symbols: number };
+  stats: StatsSnapshot;
+  gate: string;
+}
+
+/**
+ * The retrieval-rate indicator, e.g. "$(database) RAG 23% · 140 ms", and its other looks: indexing, loading
+ * model, no model, error, disabled. A click opens RepoGate's menu.
+ */
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('repogate.status', vscode.StatusBarAlignment.Right, 100);
+
+  constructor() {
+    this.item.name = 'RepoGate';
+    this.item.command = 'repogate.menu';
+    this.item.show();
+  }
+
+  render(s: StatusInputs): void {
+    const item = this.item;
+    item.backgroundColor = undefined;
+    const tooltip = new vscode.MarkdownString(undefined, true);
+    if (s.model.kind === 'error') {
+      item.text = '$(error) RepoGate';
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      item.command = 'repogate.showLog';
+      tooltip.appendMarkdown(`**Model error** — ${escape(s.model.message)}\n\nClick to open the log.`);
+    } else if (!s.enabled) {
+      item.text = '$(circle-slash) RepoGate';
+      item.command = 'repogate.menu';
+      tooltip.appendMarkdown('Completions are **disabled**. Click for the menu (toggle, reindex, gate policy, log, settings).');
+    } else if (s.model.kind === 'no-model') {
+      item.text = '$(cloud-download) RepoGate: no model';
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      item.command = 'repogate.selectModel';
+      tooltip.appendMarkdown('No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.');
+    } else if (s.model.kind === 'loading') {
+      item.text = '$(sync~spin) RepoGate: loading model';
+      item.command = 'repogate.menu';
+      tooltip.appendMarkdown(`Loading ${escape(s.model.path)}…`);
+    } else if (s.indexing) {
+      item.text = `$(sync~spin) RepoGate: indexing ${s.indexing.done}/${s.indexing.total}`;
+      item.command = 'repogate.menu';
+      tooltip.appendMarkdown('Building the repository index in the background; completions work meanwhile, without retrieval.');
+    } else {
+      const rate = s.stats.retrievalRate === undefined ? '–' : `${Math.round(s.stats.retrievalRate * 100)}%`;
+      const latency = s.stats.lastLatencyMs === undefined ? '' : ` · ${Math.round(s.stats.lastLatencyMs)} ms`;
+      item.text = `$(database) RAG ${rate}${latency}`;
+      item.command = 'repogate.menu';
+      tooltip.appendMarkdown('**RepoGate** — share of recent completions where the gate retrieved cross-file context.\n\n');
+    }
+    tooltip.appendMarkdown(`\n\n${this.details(s)}`);
+    item.tooltip = tooltip;
+  }
+
+  private details(s: StatusInputs): string {
+    const st = s.stats;
+    const rows = [
+      `retrievals: ${st.recentRetrievals} of the last ${st.recentCompletions} model completions`,
+      `model calls ${st.modelCalls}, cache hits ${st.cacheHits}, cancelled ${st.cancelled}`,
+      `last P(<cc>): ${st.lastGate && st.lastGate.source !== 'fixed' ? st.lastGate.score.toFixed(3) : '–'}`,
+      `gate policy: ${s.gate}`,
+    ];
+    if (s.model.kind === 'ready') {
+      rows.push(`model: ${escape(describeModel(s.model.generator.info))}`);
+      if (s.model.policyModel) rows.push(`policy model: ${escape(describeModel(s.model.policyModel.info))}`);
+    }
+    if (s.index) rows.push(`index: ${s.index.files} files, ${s.index.symbols} symbols`);
+    return rows.map((r) => `- ${r}`).join('\n');
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
+}
