@@ -120,8 +120,15 @@ function scanForTypes(walk: Walk, node: Node, container: string | undefined, dep
 
 function addChunk(walk: Walk, kind: ChunkKind, startRow: number, endRow: number, text: string, symbols: string[]): void {
   if (!text.trim()) return;
+  const id = `${walk.path}#${startRow}-${endRow}:${kind}`;
+  // Error recovery can yield two declarations over the same rows: one chunk, both names.
+  const same = walk.chunks.find((c) => c.id === id);
+  if (same) {
+    same.symbols.push(...symbols.filter((s) => !same.symbols.includes(s)));
+    return;
+  }
   walk.chunks.push({
-    id: `${walk.path}#${startRow}-${endRow}:${kind}`,
+    id,
     path: walk.path,
     kind,
     range: { start: startRow, end: endRow },

@@ -70,6 +70,16 @@ describe('extract: TypeScript', () => {
     assert.deepStrictEqual(types.get('cache'), ['LruCache']);
   });
 
+  it('gives every chunk a distinct id when error recovery yields the same node twice', async () => {
+    // Reduced from luxon's formatter.js with a line cut out (as benchmark tasks do): error recovery gives two
+    // function symbols over the same rows, and the lexical index rejected the duplicate id.
+    const text = '    const tokenToField = (token) => {\n        switch (token[0]) {\n        }\n      },\n      tokenToString = (lildur, info) => (token) => {\n}';
+    for (const file of ['src/formatter.js', 'src/formatter.ts']) {
+      const ids = (await facts(file, text)).chunks.map((c) => c.id);
+      assert.deepStrictEqual(ids, [...new Set(ids)], file);
+    }
+  });
+
   it('still indexes what parses in a file with syntax errors', async () => {
     const f = await facts('src/broken.ts', 'export class A {\n  bad( { return\n}\nexport function fine(): number {\n  return 1;\n}\n');
     assert.strictEqual(f.hasErrors, true);
