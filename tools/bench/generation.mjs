@@ -59,9 +59,9 @@ for (const gate of GATES) {
 }
 const ratios = reports.map((r) => r.token_closed_latency_ratio).filter((x) => x !== undefined);
 lines.push('', `token gate latency over plain FIM when it does not fire (median of per-package medians): ${percentile(ratios, 50).toFixed(3)}`);
-const typing = reports.map((r) => r.typing).filter(Boolean);
-for (const t of typing.slice(0, 1)) {
-  lines.push(`typing replay (${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt, no retrieval): ${(t.evaluated_share_p50 * 100).toFixed(1)}% of the prompt evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache: ${t.cold_first_token_p50_ms} ms)`);
+lines.push('', 'typing replay per package (keystrokes along the ground truth of the task with the longest left context, no retrieval):');
+for (const { name, typing: t } of reports) {
+  if (t) lines.push(`  ${name}: ${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt: ${(t.evaluated_share_p50 * 100).toFixed(1)}% evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache ${t.cold_first_token_p50_ms} ms)`);
 }
 console.log(lines.join('\n'));
 writeFileSync(join(root, '.bench', 'generation-results.json'), JSON.stringify(reports, null, 2));
