@@ -16,10 +16,15 @@ const plain = (text) => (text ?? '').replace(/\u00a0/g, ' ');
 export function createEditor(page, { userDataDir, artifactsDir }) {
   const activeEditor = '.editor-group-container.active .monaco-editor';
 
-  /** Visible text of the active editor (Monaco only renders lines in view; the cursor's line always is). */
+  /** Visible text of the active editor without ghost text (Monaco only renders lines in view; the cursor's line always is). */
   async function editorText() {
+    // Inline ghost text is rendered inside the view line it extends: leave it out, it is not in the document.
     const lines = await page.$$eval(`${activeEditor} .view-lines .view-line`, (els) =>
-      els.map((el) => ({ top: parseFloat(el.style.top) || 0, text: el.textContent ?? '' })),
+      els.map((el) => {
+        const copy = el.cloneNode(true);
+        copy.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text').forEach((g) => g.remove());
+        return { top: parseFloat(el.style.top) || 0, text: copy.textContent ?? '' };
+      }),
     );
     return lines.sort((a, b) => a.top - b.top).map((l) => plain(l.text)).join('\n');
   }
@@ -73,13 +78,55 @@ export function createEditor(page, { userDataDir, artifactsDir }) {
 
     /**
      * Waits until ghost text is visible in the active editor. Returns its text and the milliseconds from `since`
-     * (default: the call) to the first animation frame that showed it.
+     * (default: the call; a Date.now() value of this machine, which the page shares) to the first animation
+     * frame that showed it, as the page's own clock read it in that frame.
      */
     async waitForGhostText({ timeout = 5_000, since = Date.now() } = {}) {
-      await page.locator(`${activeEditor} :is(.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text)`).first()
-        .waitFor({ state: 'visible', timeout });
-      const ms = Date.now() - since;
+      const shownAt = await page.waitForFunction((root) => {
+        const editor = document.querySelector(root);
+        const el = editor?.querySelector('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text');
+        if (!el) return false;
+        const box = el.getBoundingClientRect();
+        return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden' ? Date.now() : false;
+      }, activeEditor, { polling: 'raf', timeout });
+      const ms = (await shownAt.jsonValue()) - since;
       return { text: await ghostText(), ms };
+    },
+
+    /**
+     * Clicks a button of a notification whose text contains the string or matches the regex. An info toast hides
+     * itself after a few seconds, so when no toast shows it within `timeout`, the notification centre is opened
+     * and searched. Returns the notification's message.
+     */
+    async clickNotificationButton(textOrRegex, label, { timeout = 15_000 } = {}) {
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: textOrRegex }).first();
+      let item = toast;
+      try {
+        await toast.waitFor({ state: 'visible', timeout });
+      } catch {
+        await this.commandPalette('Notifications: Show Notifications');
+        item = page.locator('.notifications-center .notification-list-item', { hasText: textOrRegex }).first();
+        await item.waitFor({ state: 'visible', timeout: 5_000 }).catch(() => {
+          throw new Error(`no notification ${textOrRegex} among the toasts or in the notification centre`);
+        });
+      }
+      const message = plain(await item.locator('.notification-list-item-message').innerText()).trim();
+      await item.locator('.monaco-button', { hasText: label }).first().click();
+      return message;
+    },
+
+    /** Opens `folder` in this window (VS Code web's ?folder=), accepting any "leave page" prompt; waits for the workbench. */
+    async openFolder(folder, { timeout = 120_000 } = {}) {
+      const url = new URL(page.url());
+      url.search = `?folder=${encodeURIComponent(folder)}`;
+      const accept = (dialog) => void dialog.accept().catch(() => {});
+      page.on('dialog', accept);
+      try {
+        await page.goto(url.toString());
+        await page.locator('.monaco-workbench').waitFor({ timeout });
+      } finally {
+        page.off('dialog', accept);
+      }
     },
 
     /** Runs a command by its palette title (e.g. "RepoGate: Reindex Repository") through F1. */
@@ -120,8 +167,14 @@ export function createEditor(page, { userDataDir, artifactsDir }) {
      * <user-data-dir>/logs/<session>/exthost<N>/repogate.repogate/RepoGate.log; the newest session wins.
      */
     readExtensionLog() {
+      const file = this.extensionLogFile();
+      return file ? readFileSync(file, 'utf8') : '';
+    },
+
+    /** Path of the newest RepoGate log (each window's extension host writes its own), or undefined. */
+    extensionLogFile() {
       const logs = join(userDataDir, 'logs');
-      if (!existsSync(logs)) return '';
+      if (!existsSync(logs)) return undefined;
       const files = [];
       for (const session of readdirSync(logs)) {
         const sessionDir = join(logs, session);
@@ -132,7 +185,7 @@ export function createEditor(page, { userDataDir, artifactsDir }) {
         }
       }
       files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
-      return files.length ? readFileSync(files.at(-1), 'utf8') : '';
+      return files.at(-1);
     },
 
     /** Polls the extension log until `predicate(text)` is true (the log is flushed asynchronously); returns the text. */
