@@ -3,7 +3,9 @@
 // tools/e2e/install.sh cache), opens a copy of test/fixtures/repos/shop in headless Debian chromium through
 // playwright-core and runs the named checks of checks.mjs. Builds nothing: run `npm run package` first.
 // Usage: node test/e2e/run.mjs [file.vsix]   (default: the newest repogate-*.vsix in the repository root)
-// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_E2E_TIMEOUT_S (whole run, default 900).
+// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_E2E_TIMEOUT_S (whole run, default 900),
+// REPOGATE_E2E_ONLY (a regular expression: run only the checks whose names match), REPOGATE_E2E_LOOP_PROBE=1
+// (also install tools/e2e/loop-probe, which logs the extension host's event-loop stalls with timestamps).
 // Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
 // are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
 import { spawn } from 'child_process';
@@ -13,7 +15,7 @@ import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 import { fileURLToPath } from 'url';
 import { chromium } from 'playwright-core';
-import { checks } from './checks.mjs';
+import { checks, metrics } from './checks.mjs';
 import { createEditor } from './editor.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -37,8 +39,12 @@ const SETTINGS = {
   'update.mode': 'none',
   'telemetry.telemetryLevel': 'off',
   'editor.inlineSuggest.enabled': true,
+  // "Explain Last Completion" opens a Markdown document: one view line per line, so checks read whole lines.
+  '[markdown]': { 'editor.wordWrap': 'off' },
 };
 
+// REPOGATE_E2E_ONLY: a regular expression; only the checks whose names match run (for working on one check).
+const selected = process.env.REPOGATE_E2E_ONLY ? checks.filter((c) => new RegExp(process.env.REPOGATE_E2E_ONLY).test(c.name)) : checks;
 const started = Date.now();
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const say = (line) => console.log(`[e2e ${seconds(Date.now() - started).padStart(7)}] ${line}`);
@@ -102,6 +108,23 @@ function withTimeout(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * REPOGATE_E2E_LOOP_PROBE=1: packages and installs tools/e2e/loop-probe, a test-only extension that logs every
+ * stall of the extension host's event loop over 30 ms to test/e2e/artifacts/event-loop/exthost-<pid>.txt, with
+ * the RepoGate log's timestamps: RepoGate's "event loop max delay" says how long the worst stall of an index build
+ * was, the probe's timeline says when each one happened (model loading, activation, indexing…).
+ */
+async function installLoopProbe(common, logFile) {
+  const vsix = join(work, 'loop-probe.vsix');
+  const vsce = spawn(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
+    { cwd: join(root, 'tools', 'e2e', 'loop-probe'), stdio: 'ignore' });
+  if ((await withTimeout(exited(vsce), 60_000, 'vsce package (loop probe)')) !== 0) throw new Error('vsce could not package tools/e2e/loop-probe');
+  process.env.REPOGATE_E2E_LOOP_PROBE_DIR = join(artifactsDir, 'event-loop');
+  const installed = await withTimeout(exited(startCodeServer([...common, '--install-extension', vsix], logFile)), 120_000, 'installing the loop probe');
+  if (installed !== 0) throw new Error(`installing the loop probe exited with ${installed}`);
+  say(`event-loop probe installed: stalls over 30 ms go to ${process.env.REPOGATE_E2E_LOOP_PROBE_DIR}`);
+}
+
 let server;
 let browser;
 let work;
@@ -125,11 +148,39 @@ function finish(reason) {
       }
       rmSync(work, { recursive: true, force: true });
     }
+    metrics.wallSeconds = Math.round((Date.now() - started) / 1000);
+    mkdirSync(artifactsDir, { recursive: true });
+    writeFileSync(join(artifactsDir, 'metrics.json'), `${JSON.stringify(metrics, null, 2)}\n`);
+    printMetrics();
     const passed = results.filter((r) => r.ok).length;
-    console.log(`${passed} passed, ${checks.length - passed} failed`);
-    process.exit(!reason && passed === checks.length ? 0 : 1);
+    console.log(`${passed} passed, ${selected.length - passed} failed`);
+    process.exit(!reason && passed === selected.length ? 0 : 1);
   })();
   return finishing;
+}
+/** The measurements in a few plain lines (all of them are in test/e2e/artifacts/metrics.json). */
+function printMetrics() {
+  const { latency: l, eventLoop: e } = metrics;
+  console.log('e2e metrics (test/e2e/artifacts/metrics.json):');
+  if (l) {
+    console.log(`  keystroke to ghost text, ${l.modelCompletions} model completions: p50 ${l.p50Ms} ms, p95 ${l.p95Ms} ms`
+      + ` (target p50 <= ${l.targetP50Ms} ms: ${l.targetMet ? 'met' : 'NOT MET'}); ${l.cacheCompletions} served from cache`
+      + ` (all ${l.modelCompletions + l.cacheCompletions}: p50 ${l.allP50Ms} ms, p95 ${l.allP95Ms} ms); ${l.keystrokesWithoutGhostText} keystrokes without ghost text`);
+  } else {
+    console.log('  keystroke to ghost text: not measured');
+  }
+  if (e) {
+    const line = (x) => `max delay ${x.maxDelayMs} ms (${x.targetMet ? 'met' : 'NOT MET'}) in ${x.seconds} s`;
+    console.log(`  event loop while indexing ${e.files} files (${e.symbols} symbols), target <= ${e.targetMs} ms: cold full build at window start ${line(e.coldBuild)}`
+      + `${e.coldBuild.modelLoadedDuringIt ? ' (the model loaded meanwhile)' : ''}; "Reindex Repository" ${line(e.paletteReindex)}, progress over ${e.paletteReindex.progressTotal} files`);
+    if (e.probe) {
+      console.log(`  loop probe during the cold build: longest stall ${e.probe.maxMs} ms; while the model loaded ${e.probe.duringModelLoadMaxMs} ms,`
+        + ` otherwise ${e.probe.otherMaxMs} ms (${e.probe.stallsOver50Ms} stalls over 50 ms)`);
+    }
+  } else {
+    console.log('  event loop while indexing a large repository: not measured');
+  }
+  console.log(`  run.mjs wall time ${metrics.wallSeconds} s`);
 }
 setTimeout(() => void finish(`the whole run exceeded ${seconds(timeoutMs)}`), timeoutMs).unref();
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void finish(signal));
@@ -154,6 +205,7 @@ try {
   const installer = startCodeServer([...common, '--install-extension', vsix], logFile);
   const installed = await withTimeout(exited(installer), 120_000, 'code-server --install-extension');
   if (installed !== 0) throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
+  if (process.env.REPOGATE_E2E_LOOP_PROBE === '1') await installLoopProbe(common, logFile);
 
   const port = await freePort();
   say(`starting code-server on 127.0.0.1:${port}`);
@@ -168,10 +220,10 @@ try {
   say('workbench loaded');
 
   const editor = createEditor(page, { userDataDir, artifactsDir });
-  for (const check of checks) {
+  for (const check of selected) {
     const t0 = Date.now();
     try {
-      const detail = await withTimeout(check.run(editor), CHECK_TIMEOUT_MS, check.name);
+      const detail = await withTimeout(check.run(editor, { root, work, artifactsDir }), check.timeoutMs ?? CHECK_TIMEOUT_MS, check.name);
       results.push({ ok: true });
       say(`ok   ${check.name} (${seconds(Date.now() - t0)})${detail ? `: ${detail}` : ''}`);
     } catch (error) {
