@@ -46,6 +46,10 @@ cat >"$cache/package.json" <<EOF
 }
 EOF
 cd "$cache"
+# Run from `npm run test:e2e`, this script inherits the outer npm's environment, which names the Node that runs
+# that npm (Node 20): code-server's postinstall reads the Node version from npm_config_user_agent (and the inner
+# npm would take it over as its own user-agent setting), so it would refuse to build. Forget the outer Node.
+unset npm_config_user_agent npm_node_execpath NODE
 # Two steps, because Node 24 comes from this same install: fetch everything without running install scripts,
 # then run them (code-server's postinstall installs VS Code's own dependencies and builds their native addons,
 # among them kerberos) with Node 24 first on PATH, so that every addon is built for Node 24's ABI.
