@@ -62,6 +62,11 @@ export interface CompletionResult {
   aborted: boolean;
 }
 
+/** What serves completions: the engine itself, or its client in another process. */
+export interface CompletionBackend {
+  complete(request: CompletionRequest, options?: CompleteOptions): Promise<CompletionResult>;
+}
+
 export interface CompleteOptions {
   signal?: AbortSignal;
   /** The post-processed completion whenever its first line is complete and it grows. */
@@ -85,7 +90,7 @@ export function detectMode(text: string, cursor: Cursor): CompletionMode {
   return previous >= 0 && /[{:(\[]\s*$|=>\s*$/.test(lines[previous]) ? 'multiline' : 'line';
 }
 
-export class CompletionEngine {
+export class CompletionEngine implements CompletionBackend {
   private readonly heuristic: HeuristicModel;
 
   constructor(private readonly options: EngineOptions) {

@@ -4,7 +4,7 @@
  * along it. Answers as soon as the first line is complete and keeps generating the rest in the background
  * into the cache, calling `onBackgroundResult` so the editor can ask again and show the longer completion.
  */
-import type { CompletionEngine, CompletionRequest, CompletionResult } from './completionEngine';
+import type { CompletionBackend, CompletionRequest, CompletionResult } from './completionEngine';
 import { CursorCache, type CursorContext } from './cursorCache';
 import { offsetOf } from './document';
 import { CompletionStats } from './stats';
@@ -32,7 +32,7 @@ export class CompletionService {
   private inFlight?: InFlight;
 
   constructor(
-    private readonly engine: () => CompletionEngine | undefined,
+    private readonly engine: () => CompletionBackend | undefined,
     private readonly onBackgroundResult: () => void = () => undefined,
   ) {}
 

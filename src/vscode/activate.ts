@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
-import { CompletionEngine } from '../engine/completionEngine';
 import { CompletionService } from '../engine/completionService';
-import { ModelHost, type ModelRequest } from '../engine/modelHost';
+import { EngineClient } from '../engine/engineClient';
+import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
 import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
 import { offerFirstModel, registerCommands, type CommandHost } from './commands';
@@ -14,9 +14,10 @@ import { StatusBar } from './statusBar';
 const MODEL_SETTINGS = ['modelPath', 'policyModelPath', 'gpuLayers', 'threads', 'contextSize'];
 
 /**
- * The composition root of the editor side: the index in a worker thread, the models in llama.cpp (native,
- * asynchronous), the completion service, the provider, the status bar and the commands. This side only
- * translates VS Code events; no indexing or model work runs on the extension host's event loop.
+ * The composition root of the editor side: the index in a worker thread, the models and the completion engine
+ * in a child process, the completion service (cursor cache, statistics), the provider, the status bar and the
+ * commands. This side only translates VS Code events; no indexing or model work runs on the extension host's
+ * event loop.
  */
 export function activateRepoGate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('RepoGate', { log: true });
@@ -26,43 +27,43 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   let settings = readSettings();
   let indexing: { done: number; total: number } | undefined;
   let indexInfo: { files: number; symbols: number } | undefined;
-  let engine: CompletionEngine | undefined;
 
   const render = (): void =>
-    statusBar.render({ enabled: settings.enabled, model: models.state, indexing, index: indexInfo, stats: service.stats.snapshot(), gate: settings.gate });
-  const buildEngine = (): void => {
-    const state = models.state;
-    const retrieve = folder && vscode.workspace.isTrusted ? client.retrieve.bind(client) : undefined;
-    engine =
-      state.kind === 'ready'
-        ? new CompletionEngine({
-            generator: state.generator,
-            policyModel: state.policyModel,
-            retrieve,
-            gate: settings.gate,
-            threshold: settings.threshold,
-            budget: { contextTokens: settings.contextTokens },
-            maxLines: settings.maxLines,
-            contextChars: settings.contextChars,
-          })
-        : undefined;
+    statusBar.render({ enabled: settings.enabled, model: engine.state, indexing, index: indexInfo, stats: service.stats.snapshot(), gate: settings.gate });
+  const engine = new EngineClient(
+    (state) => {
+      render();
+      if (state.kind === 'ready') {
+        const info = state.generator;
+        log.info(`model ready: ${info.path} (${info.family.family.label}, ${info.backend}, ${info.gpuLayers}/${info.totalLayers} layers offloaded, ${info.threads} threads, loaded in ${info.loadMs.toFixed(0)} ms)`);
+      }
+      if (state.kind === 'error') log.error(`model error: ${state.message}`);
+    },
+    (line) => log.trace(`engine: ${line}`),
+  );
+  const configureEngine = (): void => {
+    const retrieval = folder !== undefined && vscode.workspace.isTrusted;
+    engine.retrieve = retrieval ? client.retrieve.bind(client) : undefined;
+    engine.configure({
+      gate: settings.gate,
+      threshold: settings.threshold,
+      budget: { contextTokens: settings.contextTokens },
+      maxLines: settings.maxLines,
+      contextChars: settings.contextChars,
+      retrieval,
+    });
   };
-  const models = new ModelHost((state) => {
-    buildEngine();
-    render();
-    if (state.kind === 'ready') log.info(`model ready: ${state.generator.info.path} (${state.generator.info.family.family.label}, ${state.generator.info.backend}, ${state.generator.info.gpuLayers}/${state.generator.info.totalLayers} layers offloaded, ${state.generator.info.threads} threads, loaded in ${state.generator.info.loadMs.toFixed(0)} ms)`);
-    if (state.kind === 'error') log.error(`model error: ${state.message}`);
-  });
+  configureEngine();
   const service = new CompletionService(
-    () => engine,
+    () => (engine.state.kind === 'ready' ? engine : undefined),
     () => void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger'),
   );
-  const provider = new InlineProvider(service, () => settings, () => engine !== undefined, log, render);
+  const provider = new InlineProvider(service, () => settings, () => engine.state.kind === 'ready', log, render);
 
   const loadModels = async (): Promise<void> => {
     service.abortInFlight();
     service.cache.clear();
-    const state = await models.load(modelRequest(settings));
+    const state = await engine.load(modelRequest(settings));
     if (state.kind === 'error') {
       const choice = await vscode.window.showErrorMessage(`RepoGate: ${state.message}`, 'Select Model…', 'Show Log');
       if (choice === 'Select Model…') await vscode.commands.executeCommand('repogate.selectModel');
@@ -119,12 +120,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     );
   };
 
-  const host: CommandHost = { context, log, service, models, reindex: () => reindex(true) };
+  const host: CommandHost = { context, log, service, engine, reindex: () => reindex(true) };
   context.subscriptions.push(
     log,
     statusBar,
     { dispose: () => void client.dispose() },
-    { dispose: () => void models.dispose() },
+    { dispose: () => void engine.dispose() },
     ...registerCommands(host),
     vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, provider),
     vscode.workspace.onDidChangeTextDocument(({ document, contentChanges }) => {
@@ -135,12 +136,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       const before = settings;
       settings = readSettings();
       if (!settings.enabled) service.abortInFlight();
+      configureEngine();
       if (MODEL_SETTINGS.some((key) => event.affectsConfiguration(`repogate.${key}`)) && modelChanged(before, settings)) void loadModels();
-      else buildEngine();
       render();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
-      buildEngine();
+      configureEngine();
       if (folder) watchWorkspace(context, folder, client, log);
       void reindex(false);
     }),
@@ -149,7 +150,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   render();
   void reindex(false);
   void loadModels().then(() => {
-    if (models.state.kind === 'no-model') void offerFirstModel(host);
+    if (engine.state.kind === 'no-model') void offerFirstModel(host);
   });
 }
 

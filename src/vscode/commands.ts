@@ -2,7 +2,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { CompletionService } from '../engine/completionService';
 import { explainCompletion } from '../engine/explain';
-import type { ModelHost } from '../engine/modelHost';
+import type { EngineClient } from '../engine/engineClient';
 import { GATE_POLICIES } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
@@ -11,7 +11,7 @@ export interface CommandHost {
   context: vscode.ExtensionContext;
   log: vscode.LogOutputChannel;
   service: CompletionService;
-  models: ModelHost;
+  engine: EngineClient;
   reindex(): Promise<void>;
 }
 
@@ -108,12 +108,12 @@ async function downloadCommand(host: CommandHost): Promise<void> {
 
 async function explainLast(host: CommandHost): Promise<void> {
   const result = host.service.lastResult;
-  const state = host.models.state;
+  const state = host.engine.state;
   if (!result || state.kind !== 'ready') {
     void vscode.window.showInformationMessage('RepoGate: no completion to explain yet.');
     return;
   }
-  const text = explainCompletion(state.generator.info, result, state.policyModel?.info);
+  const text = explainCompletion(state.generator, result, state.policyModel);
   host.log.info(`explain last completion:\n${text}`);
   const document = await vscode.workspace.openTextDocument({ content: text, language: 'markdown' });
   await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
 import type { StatsSnapshot } from '../engine/stats';
-import type { ModelState } from '../engine/modelHost';
+import type { RemoteModelState } from '../engine/engineProtocol';
 import { describeModel } from '../engine/explain';
 
 export interface StatusInputs {
   enabled: boolean;
-  model: ModelState;
+  model: RemoteModelState;
   /** Files done and total while the index is being built. */
   indexing?: { done: number; total: number };
   index?: { files: number; symbols: number };
@@ -72,8 +72,8 @@ export class StatusBar implements vscode.Disposable {
       `gate policy: ${s.gate}`,
     ];
     if (s.model.kind === 'ready') {
-      rows.push(`model: ${escape(describeModel(s.model.generator.info))}`);
-      if (s.model.policyModel) rows.push(`policy model: ${escape(describeModel(s.model.policyModel.info))}`);
+      rows.push(`model: ${escape(describeModel(s.model.generator))}`);
+      if (s.model.policyModel) rows.push(`policy model: ${escape(describeModel(s.model.policyModel))}`);
     }
     if (s.index) rows.push(`index: ${s.index.files} files, ${s.index.symbols} symbols`);
     return rows.map((r) => `- ${r}`).join('\n');

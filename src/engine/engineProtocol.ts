@@ -1,0 +1,44 @@
+/**
+ * Messages between the editor side and the engine process, which holds the models and runs completions, so
+ * that loading a model (module loading, native setup) and tokenizing big prompts never run on the extension
+ * host's event loop, and a native crash takes down that process only.
+ */
+import type { GatePolicyName } from '../gate/gate';
+import type { ModelInfo } from '../model/codeModel';
+import type { PromptBudget } from '../model/promptBudget';
+import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
+import type { CompletionRequest, CompletionResult } from './completionEngine';
+import type { ModelRequest } from './modelHost';
+
+/** What the engine process reports of its models: infos only, the models stay in that process. */
+export type RemoteModelState =
+  | { kind: 'no-model' }
+  | { kind: 'loading'; path: string }
+  | { kind: 'ready'; generator: ModelInfo; policyModel?: ModelInfo }
+  | { kind: 'error'; message: string; hint?: string };
+
+/** Engine options that can cross a process boundary (retrieval is a round trip to the editor side). */
+export interface EngineSettings {
+  gate: GatePolicyName;
+  threshold?: number;
+  budget?: Partial<PromptBudget>;
+  maxLines?: number;
+  contextChars?: number;
+  retrieval: boolean;
+}
+
+export type ToEngine =
+  | { op: 'load'; request: ModelRequest }
+  | { op: 'configure'; settings: EngineSettings }
+  | { op: 'complete'; id: number; request: CompletionRequest }
+  | { op: 'abort'; id: number }
+  | { op: 'retrieved'; id: number; result?: RetrievalResult; error?: string }
+  | { op: 'dispose' };
+
+export type FromEngine =
+  | { type: 'state'; state: RemoteModelState }
+  | { type: 'partial'; id: number; text: string }
+  | { type: 'result'; id: number; result: CompletionResult }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'retrieve'; id: number; request: RetrievalRequest }
+  | { type: 'disposed' };
