@@ -19,7 +19,8 @@ async function handle(request: IndexRequest): Promise<unknown> {
       building?.abort();
       const controller = new AbortController();
       building = controller;
-      if (!index || index.root !== request.options.root) {
+      // A fresh build ("Reindex Repository") starts from an empty index, so that every file is parsed again.
+      if (!index || index.root !== request.options.root || request.options.fresh) {
         index?.dispose();
         index = new RepoIndex(request.options.root);
       }

@@ -41,6 +41,8 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     options.cacheDir && !options.fresh && index.files.size === 0
       ? await loadIndex(index, options.cacheDir)
       : { ok: false, reason: 'disabled' };
+  // Records as the build found them: one replaced meanwhile came from the editor (a newer buffer) and is kept.
+  const seen = new Map(index.files);
   const scan = await scanWorkspace({ extensions: INDEXED_EXTENSIONS, ...options });
   const skipped = [...scan.skipped];
   const present = new Set(scan.files.map((f) => f.path));
@@ -57,6 +59,8 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   for (let i = 0; i < stale.length; i++) {
     options.signal?.throwIfAborted();
     const file = stale[i];
+    options.onProgress?.(i + 1, stale.length);
+    if (index.files.get(file.path) !== seen.get(file.path)) continue;
     const read = await readSourceFile(options.root, file.path, options.maxFileBytes);
     if ('skip' in read) {
       skipped.push({ path: file.path, reason: read.skip });
@@ -64,7 +68,6 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     } else if (await index.update(file.path, read.text, file.mtimeMs, false)) {
       parsed++;
     }
-    options.onProgress?.(i + 1, stale.length);
     if (performance.now() - lastYield > 10) {
       await yieldToEventLoop();
       lastYield = performance.now();

@@ -176,7 +176,11 @@ describe('robustness', () => {
       const text = after.snippets.map((s) => s.text).join('\n');
       assert.ok(text.includes('renamedFinder'), 'the update is served');
       assert.ok(!text.includes('findByEmail'), 'the old text of the file is never served after its update');
-      await rebuild;
+      const report = await rebuild;
+      // Every file is parsed again, but for the one the editor changed, when that came before the build reached it.
+      assert.ok(report.parsed >= report.files - 1 && report.parsed > 0, `${report.parsed} of ${report.files} parsed`);
+      const kept = (await client.retrieve(request)).snippets.map((s) => s.text).join('\n');
+      assert.ok(kept.includes('renamedFinder'), "the rebuild did not overwrite the editor's newer text with the disk's");
     } finally {
       await client.dispose();
       await cleanup();
