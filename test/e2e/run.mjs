@@ -9,7 +9,7 @@
 // Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
 // are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
 import { spawn } from 'child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'fs';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'fs';
 import { createServer } from 'net';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
@@ -63,6 +63,27 @@ function freePort() {
       server.close(() => done(port));
     });
   });
+}
+
+/**
+ * A builtin-extensions folder for `--builtin-extensions-dir` that links only those of code-server's built-in
+ * extensions that run no code (themes, grammars, language configurations): the others (git, github, npm, emmet,
+ * the language features, Copilot Chat, merge-conflict…) would share the extension host with RepoGate, and their
+ * startup and file work would be counted among its event-loop stalls. code-server has no `--disable-extension`.
+ * Returns the ids left out.
+ */
+function codelessBuiltins(to) {
+  const dir = join(cache, 'node_modules', 'code-server', 'lib', 'vscode', 'extensions');
+  mkdirSync(to, { recursive: true });
+  const off = [];
+  for (const name of readdirSync(dir)) {
+    const manifest = join(dir, name, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const { publisher, name: id, main, browser } = JSON.parse(readFileSync(manifest, 'utf8'));
+    if (main || browser) off.push(`${publisher}.${id}`);
+    else symlinkSync(join(dir, name), join(to, name));
+  }
+  return off;
 }
 
 /** Runs node24 code-server with args; its output goes to `logFile`. Detached, so its whole process group can be killed. */
@@ -209,7 +230,13 @@ try {
 
   const port = await freePort();
   say(`starting code-server on 127.0.0.1:${port}`);
-  server = startCodeServer([...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace], logFile);
+  const isolate = [];
+  if (process.env.REPOGATE_E2E_OTHER_EXTENSIONS === 'off') {
+    const builtins = join(work, 'builtin-extensions');
+    say(`built-in extensions with code left out: ${codelessBuiltins(builtins).join(', ')}`);
+    isolate.push('--builtin-extensions-dir', builtins);
+  }
+  server = startCodeServer([...common, ...isolate, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace], logFile);
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, 60_000);
   say('code-server answers; opening the workbench in chromium');
 
