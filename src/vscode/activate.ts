@@ -109,8 +109,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
           if (fresh) void vscode.window.showInformationMessage(`RepoGate: ${message}.`);
         } catch (error) {
           const message = (error as Error).message;
-          log.error(`indexing failed: ${message}`);
-          if (message !== 'cancelled') void vscode.window.showErrorMessage(`RepoGate: indexing failed: ${message}`);
+          if (message === 'cancelled') {
+            log.info('indexing cancelled (by the user, or replaced by a newer build)');
+          } else {
+            log.error(`indexing failed: ${message}`);
+            void vscode.window.showErrorMessage(`RepoGate: indexing failed: ${message}`);
+          }
         } finally {
           delay.disable();
           indexing = undefined;

@@ -19,6 +19,8 @@ export interface StatusInputs {
  */
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('repogate.status', vscode.StatusBarAlignment.Right, 100);
+  /** The tooltip's source text, so that progress ticks (ten a second while indexing) do not rebuild it. */
+  private tooltipSource = '';
 
   constructor() {
     this.item.name = 'RepoGate';
@@ -29,38 +31,42 @@ export class StatusBar implements vscode.Disposable {
   render(s: StatusInputs): void {
     const item = this.item;
     item.backgroundColor = undefined;
-    const tooltip = new vscode.MarkdownString(undefined, true);
+    const tooltip: string[] = [];
     if (s.model.kind === 'error') {
       item.text = '$(error) RepoGate';
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       item.command = 'repogate.showLog';
-      tooltip.appendMarkdown(`**Model error** — ${escape(s.model.message)}\n\nClick to open the log.`);
+      tooltip.push(`**Model error** — ${escape(s.model.message)}\n\nClick to open the log.`);
     } else if (!s.enabled) {
       item.text = '$(circle-slash) RepoGate';
       item.command = 'repogate.menu';
-      tooltip.appendMarkdown('Completions are **disabled**. Click for the menu (toggle, reindex, gate policy, log, settings).');
+      tooltip.push('Completions are **disabled**. Click for the menu (toggle, reindex, gate policy, log, settings).');
     } else if (s.model.kind === 'no-model') {
       item.text = '$(cloud-download) RepoGate: no model';
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
       item.command = 'repogate.selectModel';
-      tooltip.appendMarkdown('No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.');
+      tooltip.push('No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.');
     } else if (s.model.kind === 'loading') {
       item.text = '$(sync~spin) RepoGate: loading model';
       item.command = 'repogate.menu';
-      tooltip.appendMarkdown(`Loading ${escape(s.model.path)}…`);
+      tooltip.push(`Loading ${escape(s.model.path)}…`);
     } else if (s.indexing) {
       item.text = `$(sync~spin) RepoGate: indexing ${s.indexing.done}/${s.indexing.total}`;
       item.command = 'repogate.menu';
-      tooltip.appendMarkdown('Building the repository index in the background; completions work meanwhile, without retrieval.');
+      tooltip.push('Building the repository index in the background; completions work meanwhile, without retrieval.');
     } else {
       const rate = s.stats.retrievalRate === undefined ? '–' : `${Math.round(s.stats.retrievalRate * 100)}%`;
       const latency = s.stats.lastLatencyMs === undefined ? '' : ` · ${Math.round(s.stats.lastLatencyMs)} ms`;
       item.text = `$(database) RAG ${rate}${latency}`;
       item.command = 'repogate.menu';
-      tooltip.appendMarkdown('**RepoGate** — share of recent completions where the gate retrieved cross-file context.\n\n');
+      tooltip.push('**RepoGate** — share of recent completions where the gate retrieved cross-file context.\n\n');
     }
-    tooltip.appendMarkdown(`\n\n${this.details(s)}`);
-    item.tooltip = tooltip;
+    tooltip.push(`\n\n${this.details(s)}`);
+    const source = tooltip.join('');
+    if (source !== this.tooltipSource) {
+      this.tooltipSource = source;
+      item.tooltip = new vscode.MarkdownString(source, true);
+    }
   }
 
   private details(s: StatusInputs): string {

@@ -39,6 +39,9 @@ const SETTINGS = {
   'update.mode': 'none',
   'telemetry.telemetryLevel': 'off',
   'editor.inlineSuggest.enabled': true,
+  // VS Code's port finder starts a process every few seconds (100-330 ms stalls of the extension host on this
+  // machine, tools/e2e/stalls.mjs): not RepoGate's, and nothing here listens on ports, so it is off.
+  'remote.autoForwardPorts': false,
   // "Explain Last Completion" opens a Markdown document: one view line per line, so checks read whole lines.
   '[markdown]': { 'editor.wordWrap': 'off' },
 };
