@@ -24,7 +24,9 @@ export function explainCompletion(model: ModelInfo, result: CompletionResult, po
     }
   }
   const p = result.prompt;
-  lines.push(`prompt: ${p.tokens} tokens (left ${p.leftTokens}, right ${p.rightTokens}, context ${p.contextTokens}); ${p.evaluated} evaluated, the rest from the KV cache`);
+  const cached = p.tokens - p.evaluated;
+  const reuse = cached > 0 ? `${p.evaluated} evaluated, ${cached} from the KV cache` : 'all evaluated (nothing reusable in the KV cache)';
+  lines.push(`prompt: ${p.tokens} tokens (left ${p.leftTokens}, right ${p.rightTokens}, context ${p.contextTokens}); ${reuse}`);
   const t = result.timings;
   const first = t.firstTokenMs === undefined ? 'no token' : `${t.firstTokenMs.toFixed(0)} ms`;
   lines.push(`timings: gate ${t.gateMs.toFixed(0)} ms, retrieval ${t.retrievalMs.toFixed(0)} ms, first token ${first}, total ${t.totalMs.toFixed(0)} ms`);
