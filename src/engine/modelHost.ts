@@ -1,7 +1,7 @@
 /**
- * Holds the loaded models and says what state they are in, for the status bar and the provider. Loading is
- * asynchronous (file check, then llama.cpp off the event loop); a newer request supersedes an older one, and
- * a failure leaves a clear error, never a half-loaded model.
+ * Holds the loaded models in the engine process and says what state they are in (reported to the editor side
+ * for the status bar and the provider). A newer load supersedes an older one, and a failure leaves a clear
+ * error, never a half-loaded model.
  */
 import { CodeModel, type ModelOptions } from '../model/codeModel';
 

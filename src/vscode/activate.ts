@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
 import { CompletionService } from '../engine/completionService';
 import { EngineClient } from '../engine/engineClient';
+import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
 import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
@@ -33,10 +34,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   const engine = new EngineClient(
     (state) => {
       render();
-      if (state.kind === 'ready') {
-        const info = state.generator;
-        log.info(`model ready: ${info.path} (${info.family.family.label}, ${info.backend}, ${info.gpuLayers}/${info.totalLayers} layers offloaded, ${info.threads} threads, loaded in ${info.loadMs.toFixed(0)} ms)`);
-      }
+      if (state.kind === 'ready') log.info(`model ready: ${state.generator.path}: ${describeModel(state.generator)}, loaded in ${state.generator.loadMs.toFixed(0)} ms`);
       if (state.kind === 'error') log.error(`model error: ${state.message}`);
     },
     (line) => log.trace(`engine: ${line}`),
