@@ -6,7 +6,7 @@ import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
 import { renderCommentBlocks, REPOFORMER_HEADER } from '../../src/retrieval/verbalize';
-import { SHOP } from '../helpers/fixtures';
+import { SHOP, tempDir, writeFiles } from '../helpers/fixtures';
 
 let index: RepoIndex;
 before(async () => {
@@ -56,6 +56,27 @@ describe('retrieval', () => {
     assert.ok(py.snippets[0].text.includes('def apply_discount'), py.snippets.map((s) => s.path).join());
     const go = retrieve(index, { path: 'cmd/tool/main.go', text: 'package main\n\nimport "example.com/shop/pkg/store"\n\nfunc run(inv *store.Inventory) {\n\tinv.\n}\n', cursor: { line: 5, character: 5 } });
     assert.ok(go.snippets.some((s) => s.path === 'pkg/store/store.go'));
+  });
+
+  it('shows what followed the code most similar to the lines before the cursor', async () => {
+    // A 40-line function whose first 20 lines read like the current file's, then a call it makes next.
+    const similar = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
+    const after = Array.from({ length: 20 }, (_, i) => (i === 2 ? '  finalizeLedgerBatch(journal, period);' : `  audit.note${i}(period);`));
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, { 'src/close.ts': `export function closePeriod(accounts, journal, period, audit) {\n${[...similar, ...after].join('\n')}\n}\n` });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const text = `export function reopen(accounts, journal, period) {\n${similar.join('\n')}\n  \n}\n`;
+      const result = retrieve(repo, { path: 'src/reopen.ts', text, cursor: { line: 21, character: 2 } });
+      const window = result.snippets.find((s) => s.path === 'src/close.ts');
+      assert.ok(window, 'the similar function is retrieved');
+      assert.ok(window.text.includes('finalizeLedgerBatch(journal, period);'), 'the lines after the match are shown');
+      assert.ok(window.range.start > 1, 'the window starts inside the match, not at the function header');
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
   });
 
   it('never puts secrets into its output', () => {
