@@ -23,6 +23,12 @@ const SIMILAR_WINDOW_LINES = 20;
 const FIRST_PASS_SHARES = { definition: 0.5, similar: 0.25 };
 const RECENT_CANDIDATES = 4;
 const RECENT_FILES = 10;
+/**
+ * What a huge type's outline is charged for in the length penalty: about what packing gives it once focused
+ * (otherwise the receiver's own type ranks below small declarations around it; +1.5 points of recall on the
+ * development benchmark, flat from 400 to 800).
+ */
+const FOCUSED_OUTLINE_CHARS = 600;
 
 interface Candidate {
   snippet: Snippet;
@@ -248,8 +254,9 @@ function rerank(candidates: Candidate[], query: RetrievalQuery, currentPath: str
     for (const name of new Set(identifiers(c.snippet.text))) overlap += anchorWeight.get(name) ?? 0;
     score += 0.02 * Math.min(overlap, 5);
     if (c.snippet.path.startsWith(currentDir) && !c.snippet.path.slice(currentDir.length).includes('/')) score += 0.03;
-    // A long outline is cut to fit when packed, so only the part that can be packed counts against it.
-    score /= 1 + Math.min(c.snippet.text.length, 1500) / 3000;
+    // A long snippet is cut to fit when packed, so only the part that can be packed counts against it; an
+    // outline listed a member a line is focused to its likeliest members, so it costs at most a focused outline.
+    score /= 1 + Math.min(c.snippet.text.length, c.snippet.members?.length ? FOCUSED_OUTLINE_CHARS : 1500) / 3000;
     const why = Object.keys(c.ranks).length > 1 ? `${c.snippet.why}; also found by ${Object.keys(c.ranks).filter((r) => r !== c.snippet.retriever).join(', ')}` : c.snippet.why;
     return { ...c.snippet, score, why };
   });

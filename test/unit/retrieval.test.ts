@@ -79,6 +79,36 @@ describe('retrieval', () => {
     }
   });
 
+  it('ranks the outline of the type at the cursor above small types nearby, however long the outline', async () => {
+    const members = Array.from({ length: 80 }, (_, i) => `  handleRequestNumber${i}(input: string): Promise<void> { return this.queue(input); }`);
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'src/big.ts': `export class BigService {\n${members.join('\n')}\n}\n`,
+        'src/alpha.ts': 'export class Alpha {\n  start(): void {}\n  stop(): void {}\n}\n',
+        'src/beta.ts': 'export class Beta {\n  start(): void {}\n  stop(): void {}\n}\n',
+      });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const text = [
+        "import { BigService } from './big';",
+        "import { Alpha } from './alpha';",
+        "import { Beta } from './beta';",
+        'export function run(big: BigService, a: Alpha, b: Beta) {',
+        '  a.start(); b.start();',
+        '  const n = 1;',
+        '  big.',
+        '}',
+      ].join('\n');
+      const result = retrieve(repo, { path: 'src/run.ts', text, cursor: { line: 6, character: 6 } });
+      assert.strictEqual(result.snippets[0].path, 'src/big.ts', result.snippets.map((s) => `${s.path} ${s.score.toFixed(3)}`).join('; '));
+      assert.match(result.snippets[0].text, /handleRequestNumber/);
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('never puts secrets into its output', () => {
     const text = 'const token = process.env.SHOP_API_TOKEN;\n// UserRepo findByEmail hunter2 sk-live\n';
     const result = retrieve(index, { path: 'src/x.ts', text, cursor: { line: 1, character: 10 }, budget: 16000 });
