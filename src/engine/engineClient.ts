@@ -3,11 +3,11 @@
  * process that holds the models. If that process dies, pending requests fail, the state says so, and the next
  * load starts a fresh one: the extension host never goes down with it.
  */
-import { fork, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { Worker } from 'worker_threads';
 import type { CompleteOptions, CompletionRequest, CompletionResult, RetrieveFn } from './completionEngine';
-import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
+import type { EngineSettings, FromEngine, FromLauncher, RemoteModelState, ToEngine, ToLauncher } from './engineProtocol';
 import type { ModelRequest } from './modelHost';
 
 interface Pending {
@@ -19,13 +19,55 @@ interface Pending {
 /** How long a disposing engine may take to release its models before it is killed. */
 const DISPOSE_TIMEOUT_MS = 3000;
 
-function engineScript(): string {
-  // Bundled next to the extension as engineProcess.js; compiled by tsc beside this file under the same name.
-  return path.join(__dirname, 'engineProcess.js');
+// Both bundled next to the extension under these names; compiled by tsc beside this file under the same names.
+const engineScript = (): string => path.join(__dirname, 'engineProcess.js');
+const launcherScript = (): string => path.join(__dirname, 'engineLauncher.js');
+
+/**
+ * The engine process, forked by a launcher thread (engineLauncher.ts) so that the spawn never blocks the
+ * extension host's event loop; messages, output and the exit come through that thread.
+ */
+class EngineProcess {
+  private readonly launcher: Worker;
+  /** Settles once the process has exited, or the launcher failed before or after starting it. */
+  readonly exited: Promise<void>;
+
+  constructor(
+    script: string,
+    on: { message(message: FromEngine): void; output(text: string): void; exit(reason: string): void },
+  ) {
+    this.launcher = new Worker(launcherScript(), { workerData: { script } });
+    this.exited = new Promise<void>((resolve) => {
+      let done = false;
+      const exit = (reason: string): void => {
+        if (done) return;
+        done = true;
+        on.exit(reason);
+        resolve();
+      };
+      this.launcher.on('message', (event: FromLauncher) => {
+        if ('message' in event) on.message(event.message);
+        else if ('output' in event) on.output(event.output);
+        else exit(event.exit.signal ?? `code ${event.exit.code}`);
+      });
+      // Without an exit report first, the launcher failed (the spawn, or the thread itself); an engine process it
+      // started loses its channel and exits by itself.
+      this.launcher.on('error', (error) => exit(`launcher failed: ${error.message}`));
+      this.launcher.on('exit', (code) => exit(`launcher exited with code ${code}`));
+    });
+  }
+
+  send(message: ToEngine): void {
+    this.launcher.postMessage({ send: message } satisfies ToLauncher);
+  }
+
+  kill(): void {
+    this.launcher.postMessage({ kill: true } satisfies ToLauncher);
+  }
 }
 
 export class EngineClient {
-  private child: ChildProcess | undefined;
+  private child: EngineProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private settings: EngineSettings | undefined;
@@ -84,10 +126,9 @@ export class EngineClient {
   async dispose(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     this.send({ op: 'dispose' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), DISPOSE_TIMEOUT_MS);
-    await exited;
+    const timer = setTimeout(() => child.kill(), DISPOSE_TIMEOUT_MS);
+    await child.exited;
     clearTimeout(timer);
   }
 
@@ -95,28 +136,27 @@ export class EngineClient {
     this.ensureChild().send(message);
   }
 
-  private ensureChild(): ChildProcess {
+  private ensureChild(): EngineProcess {
     if (this.child) return this.child;
     if (!fs.existsSync(engineScript())) throw new Error(`the engine script is missing: ${engineScript()}`);
-    const child = fork(engineScript(), [], { serialization: 'advanced', stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-    const forward = (data: Buffer): void => {
-      for (const line of data.toString().split('\n')) if (line.trim()) this.log(line);
-    };
-    child.stdout?.on('data', forward);
-    child.stderr?.on('data', forward);
-    child.on('message', (message: FromEngine) => this.receive(message));
-    child.on('exit', (code, signal) => {
-      if (this.child !== child) return;
-      this.child = undefined;
-      const reason = new Error(`the engine process exited (${signal ?? `code ${code}`})`);
-      for (const pending of this.pending.values()) pending.reject(reason);
-      this.pending.clear();
-      if (this.current.kind !== 'no-model') {
-        this.setState({ kind: 'error', message: `${reason.message}; the model was unloaded.`, hint: 'Reload the model (RepoGate: Select Model…) or see the log.' });
-      }
+    const child: EngineProcess = new EngineProcess(engineScript(), {
+      message: (message) => this.receive(message),
+      output: (text) => {
+        for (const line of text.split('\n')) if (line.trim()) this.log(line);
+      },
+      exit: (reason) => {
+        if (this.child !== child) return;
+        this.child = undefined;
+        const error = new Error(`the engine process exited (${reason})`);
+        for (const pending of this.pending.values()) pending.reject(error);
+        this.pending.clear();
+        if (this.current.kind !== 'no-model') {
+          this.setState({ kind: 'error', message: `${error.message}; the model was unloaded.`, hint: 'Reload the model (RepoGate: Select Model…) or see the log.' });
+        }
+      },
     });
     this.child = child;
-    if (this.settings) child.send({ op: 'configure', settings: this.settings } satisfies ToEngine);
+    if (this.settings) child.send({ op: 'configure', settings: this.settings });
     return child;
   }
 
@@ -147,9 +187,9 @@ export class EngineClient {
   private async answerRetrieval(id: number, request: Parameters<RetrieveFn>[0]): Promise<void> {
     try {
       if (!this.retrieve) throw new Error('retrieval is not available');
-      this.child?.send({ op: 'retrieved', id, result: await this.retrieve(request) } satisfies ToEngine);
+      this.child?.send({ op: 'retrieved', id, result: await this.retrieve(request) });
     } catch (error) {
-      this.child?.send({ op: 'retrieved', id, error: (error as Error).message } satisfies ToEngine);
+      this.child?.send({ op: 'retrieved', id, error: (error as Error).message });
     }
   }
 

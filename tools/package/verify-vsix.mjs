@@ -39,6 +39,7 @@ for (const path of [
   'dist/cli.js',
   'dist/indexWorker.js',
   'dist/engineProcess.js',
+  'dist/engineLauncher.js',
   'dist/models/repogate-tiny.gguf',
   ...['', '-typescript', '-tsx', '-javascript', '-python', '-go', '-rust', '-java'].map((g) => `dist/grammars/tree-sitter${g}.wasm`),
   'node_modules/web-tree-sitter/package.json',
