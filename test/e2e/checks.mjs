@@ -359,6 +359,14 @@ export const checks = [
       };
       const cold = parse(indexedLines(log)[0]);
       const reindex = { ...parse(indexedLines(log).at(-1)), progressTotal };
+      // REPOGATE_E2E_REINDEX_RUNS=n: n palette reindexes in all, for a spread of the max delay on a noisy machine.
+      const reindexDelays = [reindex.maxDelayMs];
+      for (let run = 1; run < Number(process.env.REPOGATE_E2E_REINDEX_RUNS ?? 1); run++) {
+        const count = indexedLines(log).length;
+        await editor.commandPalette('RepoGate: Reindex Repository');
+        log = await editor.waitForLog((t) => indexedLines(t).length > count, { timeout: 150_000 });
+        reindexDelays.push(parse(indexedLines(log).at(-1)).maxDelayMs);
+      }
       const modelLoad = log.split('\n').find((l) => /model ready: /.test(l));
       metrics.eventLoop = {
         copiedFiles: copied,
@@ -369,6 +377,7 @@ export const checks = [
         // extension host's other extensions and the loading of the model.
         coldBuild: { ...cold, targetMet: cold.maxDelayMs <= EVENT_LOOP_TARGET_MS, modelLoadedDuringIt: Boolean(modelLoad) && log.indexOf(modelLoad) < log.indexOf(indexedLines(log)[0]) },
         paletteReindex: { ...reindex, targetMet: reindex.maxDelayMs <= EVENT_LOOP_TARGET_MS },
+        ...(reindexDelays.length > 1 && { paletteReindexRunsMaxDelayMs: reindexDelays }),
       };
       // With the loop probe: when the cold build's stalls happened, during the model's loading or not.
       const stalls = probeStalls(artifactsDir);
@@ -389,7 +398,8 @@ export const checks = [
       }
       const verdict = (x) => `${x.maxDelayMs} ms (${x.maxDelayMs <= EVENT_LOOP_TARGET_MS ? 'met' : 'NOT MET'})`;
       const summary = `${cold.files} files (${copied} copied), ${cold.symbols} symbols; event loop max delay — cold full build at window start `
-        + `${cold.seconds} s: ${verdict(cold)}; palette Reindex ${reindex.seconds} s: ${verdict(reindex)}; target <= ${EVENT_LOOP_TARGET_MS} ms`;
+        + `${cold.seconds} s: ${verdict(cold)}; palette Reindex ${reindex.seconds} s: ${verdict(reindex)}`
+        + `${reindexDelays.length > 1 ? ` (all ${reindexDelays.length} runs: ${reindexDelays.join(', ')} ms)` : ''}; target <= ${EVENT_LOOP_TARGET_MS} ms`;
       if (cold.files < BIG_REPO_MIN_FILES) throw new Error(`only ${cold.files} files indexed: ${summary}`);
       return summary;
     },
