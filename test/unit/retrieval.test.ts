@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
-import { cutToFit, focusOutline, packSnippets } from '../../src/retrieval/pack';
+import { cutToFit, dedent, focusOutline, packSnippets } from '../../src/retrieval/pack';
 import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
@@ -131,6 +131,16 @@ describe('packing and verbalization', () => {
     const { packed, dropped } = packSnippets([outline, snippet('  run(): void'), snippet('x'.repeat(50), 'b.ts')], 120);
     assert.deepStrictEqual(packed.map((s) => s.path), ['a.ts', 'b.ts']);
     assert.strictEqual(dropped.length, 1);
+  });
+
+  it('packs windows without their common indentation, and knows an indented window inside a packed function', () => {
+    assert.strictEqual(dedent('    if (a) {\n      b();\n\n    }'), 'if (a) {\n  b();\n\n}');
+    assert.strictEqual(dedent('x\n  y'), 'x\n  y');
+    const fn = { ...snippet('function f() {\n  const a = 1;\n  return a;\n}', 'f.ts', 2), range: { start: 10, end: 14 } };
+    const inner = { ...snippet('    const a = 1;\n    return a;', 'f.ts', 1), range: { start: 11, end: 13 } };
+    const deep = snippet('        callOne();\n        callTwo();', 'g.ts', 0.5);
+    const { packed } = packSnippets([fn, inner, deep], 2000);
+    assert.deepStrictEqual(packed.map((s) => s.text), [fn.text, 'callOne();\ncallTwo();']);
   });
 
   it('focuses an oversized outline on the highest-priority members, then lists more names', () => {
