@@ -1,8 +1,8 @@
 /**
  * A worker thread that forks the engine process and relays its messages, output and exit to the extension host.
  * Spawning blocks the calling thread until the child has replaced itself with the new program (after fork has
- * copied the page tables of the whole extension host): 29–103 ms of the extension host's event loop in
- * code-server on two busy cores, against 1–2 ms to start this thread. Here it blocks only this thread. A failed
+ * copied the page tables of the whole extension host): 29–253 ms of the extension host's event loop in
+ * code-server on two busy cores, against 1–18 ms to start this thread. Here it blocks only this thread. A failed
  * spawn is an uncaught 'error' here, which ends the thread and tells the extension host.
  */
 import { fork } from 'child_process';
