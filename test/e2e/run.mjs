@@ -33,9 +33,12 @@ const SETTINGS = {
   'update.mode': 'none',
   'telemetry.telemetryLevel': 'off',
   'editor.inlineSuggest.enabled': true,
-  // VS Code's port finder starts a process every few seconds (100-330 ms stalls of the extension host on this
-  // machine, tools/e2e/stalls.mjs): not RepoGate's, and nothing here listens on ports, so it is off.
+  // VS Code's port finder starts a process every few seconds (40-330 ms stalls of the extension host on this
+  // machine, tools/e2e/stalls.mjs): not RepoGate's, and nothing here listens on ports, so it is off. Turning off
+  // auto-forwarding alone leaves code-server's finder polling (findCandidatePorts in the profiles); the source
+  // setting stops the polling itself.
   'remote.autoForwardPorts': false,
+  'remote.autoForwardPortsSource': 'output',
   // "Explain Last Completion" opens a Markdown document: one view line per line, so checks read whole lines.
   '[markdown]': { 'editor.wordWrap': 'off' },
 };
