@@ -27,6 +27,8 @@ export function rocAuc(samples: readonly { score: number; positive: boolean }[])
   const positives = samples.filter((s) => s.positive);
   const negatives = samples.filter((s) => !s.positive);
   if (!positives.length || !negatives.length) return 0.5;
+  // NaN equals nothing, not even itself: the tie loop below would never advance.
+  if (samples.some((s) => Number.isNaN(s.score))) throw new Error('ROC AUC of scores that are not numbers (a gate model without weights for some feature?)');
   const ranked = [...samples].sort((x, y) => x.score - y.score);
   let rankSum = 0;
   for (let i = 0; i < ranked.length; ) {

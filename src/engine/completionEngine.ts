@@ -5,7 +5,7 @@
  * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.
  */
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
-import { FITTED_HEURISTIC, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
+import { FITTED_HEURISTIC, heuristicFeatures, onceUsedNames, type HeuristicModel } from '../gate/heuristic';
 import type { CodeModel } from '../model/codeModel';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
 import type { GenerateResult } from '../model/fimSession';
@@ -138,10 +138,11 @@ export class CompletionEngine implements CompletionBackend {
         return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
       },
       heuristicFeatures: async () => {
-        trial = await this.retrieveFor(request);
+        trial = await this.retrieveFor(request, undefined, onceUsedNames(request.text));
         draft = await generator.session.generate(plainPrompt(), { maxTokens: DRAFT_TOKENS, stopIds: family.stopIds, signal: options.signal });
         evaluated += draft.evaluated;
-        return heuristicFeatures({ text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft });
+        const declaredElsewhere = new Set(trial?.declaredElsewhere);
+        return heuristicFeatures({ text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft, declaredElsewhere });
       },
     }, { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic });
     const gateMs = performance.now() - gateStarted;
@@ -212,7 +213,7 @@ export class CompletionEngine implements CompletionBackend {
     return this.options.policyModel?.info.family.hasGate ? this.options.policyModel : undefined;
   }
 
-  private async retrieveFor(request: CompletionRequest, draft?: string): Promise<RetrievalResult | undefined> {
+  private async retrieveFor(request: CompletionRequest, draft?: string, names?: string[]): Promise<RetrievalResult | undefined> {
     if (!this.options.retrieve) return undefined;
     return this.options.retrieve({
       path: request.path,
@@ -221,6 +222,7 @@ export class CompletionEngine implements CompletionBackend {
       draft,
       recent: request.recent,
       budget: this.options.contextChars ?? DEFAULT_CONTEXT_CHARS,
+      names,
     });
   }
 }

@@ -18,6 +18,10 @@ export const HEURISTIC_FEATURES = [
   'context_novel',
   'draft_uncertainty',
   'draft_novel',
+  'foreign_near',
+  'foreign_member_near',
+  'foreign_member_share',
+  'recurring_near',
 ] as const;
 export type HeuristicFeatureName = (typeof HEURISTIC_FEATURES)[number];
 export type HeuristicFeatures = Record<HeuristicFeatureName, number>;
@@ -40,6 +44,8 @@ export interface HeuristicInputs {
   trial: readonly Snippet[];
   /** A short completion made without retrieval, with the probability of each of its tokens. */
   draft: { text: string; confidences: readonly number[] };
+  /** Which of the file's `onceUsedNames` another indexed file declares (asked along with the trial retrieval). */
+  declaredElsewhere: ReadonlySet<string>;
 }
 
 /** Lines before the cursor whose identifiers count as "near", and lines after it that are looked at. */
@@ -48,6 +54,8 @@ const RIGHT_LINES = 5;
 const IMPORT_LINE = /^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\})\s+from\b|use\s|package\s)|\brequire\s*\(/;
 const LOCAL_IMPORT = /['"]\.\.?\//;
 const MAX_LOCAL_IMPORTS = 10;
+/** Shorter lines (`});`, `break;`) say nothing about what the code around them needs. */
+const MIN_CODE_CHARS = 6;
 
 /** Names a file brings in from elsewhere: every identifier on its import lines. */
 export function importedNames(text: string): Set<string> {
@@ -58,19 +66,64 @@ export function importedNames(text: string): Set<string> {
 
 const share = (part: number, whole: number): number => (whole ? part / whole : 0);
 
+function nameCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const id of identifiers(text)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+/** Names the file mentions exactly once: those another file declares are what the gate's line signals look for. */
+export function onceUsedNames(text: string): string[] {
+  return [...nameCounts(text)].filter(([, n]) => n === 1).map(([name]) => name);
+}
+
+const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#)/;
+const MEMBER = /\.\s*([A-Za-z_$][\w$]*)/g;
+/** Distances (in lines) at which a line's weight halves, for the near and the wider line signals. */
+const NEAR_SCALE = 3;
+const WIDE_SCALE = 12;
+
+/**
+ * The kinds of lines around the cursor, weighted by 1 / (1 + distance / scale): lines that use a name found
+ * once in the file and declared in another file (as the lines needing another file's code do), those where that
+ * name is a member (`x.name`), and lines whose names all recur in the file (as self-contained lines do). Lines
+ * that needed another file cluster: a file calls into another module in runs.
+ */
+function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<string, number>, foreign: ReadonlySet<string>) {
+  const sums = { weight: [0, 0], foreign: 0, member: [0, 0], recurring: 0 };
+  lines.forEach((text, i) => {
+    if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text)) return;
+    const ids = identifiers(text);
+    const once = (id: string): boolean => counts.get(id) === 1 && foreign.has(id);
+    const distance = Math.abs(i - cursorLine);
+    const [near, wide] = [NEAR_SCALE, WIDE_SCALE].map((scale) => 1 / (1 + distance / scale));
+    const member = [...text.matchAll(MEMBER)].some((m) => once(m[1]));
+    sums.weight[0] += near;
+    sums.weight[1] += wide;
+    if (ids.some(once)) sums.foreign += near;
+    if (member) [sums.member[0], sums.member[1]] = [sums.member[0] + near, sums.member[1] + wide];
+    if (ids.length >= 2 && ids.every((id) => (counts.get(id) ?? 0) >= 2)) sums.recurring += near;
+  });
+  return {
+    foreign_near: share(sums.foreign, sums.weight[0]),
+    foreign_member_near: share(sums.member[1], sums.weight[1]),
+    foreign_member_share: sums.member[0] + sums.recurring ? sums.member[0] / (sums.member[0] + sums.recurring) : 0.5,
+    recurring_near: share(sums.recurring, sums.weight[0]),
+  };
+}
+
 /**
  * Signals measured to separate lines that need another file from lines that do not (tools/gate/fit.sh): names
  * used near the cursor that the file uses nowhere else, how much of the file is imported, names after the
  * cursor that the left context lacks, the trial retrieval's best score and the share of its names that are new
- * to the file, and the draft's uncertainty and new names.
+ * to the file, the draft's uncertainty and new names, and the kinds of lines around the cursor (`lineKinds`).
  */
 export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
   const lines = inputs.text.split('\n');
   const { line, character } = inputs.cursor;
   const left = [...lines.slice(0, line), (lines[line] ?? '').slice(0, character)];
   const imported = importedNames(inputs.text);
-  const counts = new Map<string, number>();
-  for (const id of identifiers(inputs.text)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const counts = nameCounts(inputs.text);
   const near = left.slice(-NEAR_LINES);
   let importedNear = 0;
   near.forEach((text, i) => {
@@ -95,6 +148,7 @@ export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
     context_novel: share([...contextIds].filter((id) => !counts.has(id)).length, contextIds.size),
     draft_uncertainty: confidences.length ? 1 - confidences.reduce((a, b) => a + b, 0) / confidences.length : 1,
     draft_novel: share(draftIds.filter((id) => !counts.has(id)).length, draftIds.length),
+    ...lineKinds(lines, line, counts, inputs.declaredElsewhere),
   };
 }
 

@@ -95,6 +95,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     snippets: packed,
     dropped,
     timings: { queryMs: t1 - t0, definitionMs: t2 - t1, lexicalMs: t3 - t2, similarMs: t4 - t3, recentMs: t5 - t4, rerankMs: t6 - t5, totalMs: t6 - t0 },
+    declaredElsewhere: request.names?.filter((name) => index.symbols(name).some((ref) => ref.path !== request.path)),
   };
 }
 

@@ -36,6 +36,8 @@ export interface RetrievalRequest {
   recent?: RecentFile[];
   /** Characters of packed context, headers included (≈ 4 characters a token). */
   budget?: number;
+  /** Names to look up: the result says which of them another indexed file declares (the heuristic gate's signal). */
+  names?: readonly string[];
 }
 
 export interface RetrievalTimings {
@@ -54,6 +56,8 @@ export interface RetrievalResult {
   /** Candidates that did not fit the budget or overlapped, for explanations. */
   dropped: Snippet[];
   timings: RetrievalTimings;
+  /** The request's `names` that a file other than the request's declares. */
+  declaredElsewhere?: string[];
 }
 
 export const DEFAULT_BUDGET_CHARS = 2000;

@@ -1,6 +1,6 @@
 import { strict as assert } from 'assert';
 import { decideGate, type GateSignals } from '../../src/gate/gate';
-import { FITTED_HEURISTIC, HEURISTIC_FEATURES, heuristicFeatures, heuristicProbability, importedNames } from '../../src/gate/heuristic';
+import { FITTED_HEURISTIC, HEURISTIC_FEATURES, heuristicFeatures, heuristicProbability, importedNames, onceUsedNames } from '../../src/gate/heuristic';
 import type { Snippet } from '../../src/retrieval/types';
 
 const TEXT = [
@@ -22,6 +22,7 @@ describe('heuristic gate', () => {
     cursor: { line: 5, character: 2 },
     trial: [snippet('export class UserRepo {\n  saveUser(user: User): Promise<User>\n}', 0.8)],
     draft: { text: 'const saved = await repo.saveUser(normalized);', confidences: [0.5, 0.25] },
+    declaredElsewhere: new Set(),
   });
 
   it('reads the names a file imports, in several languages', () => {
@@ -39,6 +40,29 @@ describe('heuristic gate', () => {
     assert.ok(features.context_novel > 0, 'saveUser and User are new to the file');
     assert.ok(features.draft_novel > 0, 'saveUser is new to the file');
     assert.ok(features.right_novel > 0, 'saved appears after the cursor only');
+  });
+
+  it('reads the kinds of lines around the cursor: calls into other files come in runs', () => {
+    const text = [
+      'function load(db, cache, id) {',
+      '  const rows = db.fetchRows(id);',
+      '  ',
+      '  return cache.remember(rows, id);',
+      '}',
+    ].join('\n');
+    assert.ok(onceUsedNames(text).includes('fetchRows') && !onceUsedNames(text).includes('db'), 'db is used twice');
+    const at = (declaredElsewhere: Set<string>) =>
+      heuristicFeatures({ text, cursor: { line: 2, character: 2 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere });
+    const calls = at(new Set(['fetchRows', 'remember']));
+    assert.ok(calls.foreign_near > 0.5, `${calls.foreign_near}: both lines near the cursor call a method declared elsewhere`);
+    assert.ok(calls.foreign_member_near > 0.5 && calls.foreign_member_share > 0.5);
+    const local = at(new Set());
+    assert.deepEqual([local.foreign_near, local.foreign_member_near, local.foreign_member_share], [0, 0, 0.5], 'names declared nowhere else');
+    const recurring = heuristicFeatures({
+      text: 'const a = input.a;\nconst b = input.b;\n\nconst sum = a + b;\nreturn sum + a;\n',
+      cursor: { line: 2, character: 0 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere: new Set(['input']),
+    });
+    assert.ok(recurring.recurring_near > local.recurring_near, 'lines whose names all recur in the file');
   });
 
   it('turns them into a probability with the fitted weights, and decides against the fitted threshold', async () => {

@@ -22,6 +22,7 @@ describe('generation metrics (CrossCodeEval)', () => {
     assert.equal(rocAuc([s(0.1, true), s(0.9, false)]), 0);
     assert.equal(rocAuc([s(0.5, true), s(0.5, false)]), 0.5);
     assert.equal(rocAuc([s(0.7, true), s(0.4, false), s(0.6, true), s(0.65, false)]), 0.75);
+    assert.throws(() => rocAuc([s(Number.NaN, true), s(0.4, false)]), /not numbers/);
     assert.equal(rocAuc([s(1, true)]), 0.5);
   });
 });

@@ -45,6 +45,15 @@ describe('retrieval', () => {
     assert.ok(cost <= 400, `packed ${cost} characters`);
   });
 
+  it('says which of the names asked about another file declares', () => {
+    const names = ['countActiveUsers', 'stats', 'UserRepo', 'noSuchName'];
+    const asked = retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 }, names });
+    assert.deepStrictEqual(asked.declaredElsewhere, ['countActiveUsers', 'UserRepo']);
+    const fromItsOwnFile = retrieve(index, { path: 'src/db/userRepo.ts', text: SERVICE, cursor: { line: 7, character: 21 }, names });
+    assert.deepStrictEqual(fromItsOwnFile.declaredElsewhere, [], 'a name declared only in the current file is not elsewhere');
+    assert.strictEqual(retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 } }).declaredElsewhere, undefined);
+  });
+
   it('uses the draft for the second-iteration query', () => {
     const q = formQuery('a\nb\n', { line: 1, character: 1 }, 'countActiveUsers()');
     assert.ok(q.lexicalText.endsWith('countActiveUsers()'));

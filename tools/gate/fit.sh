@@ -2,12 +2,12 @@
 # Refits src/gate/heuristicWeights.json: heuristic-gate features of `make-tasks` tasks from training packages of
 # the tiny model's corpus (never its held-out packages, on which the gate is evaluated), computed by the real
 # engine with the bundled tiny model, then logistic regression (fit-heuristic.mjs). Needs the corpus:
-# tools/tiny-model/reproduce.sh step 1 (or an existing tools/tiny-model/work/corpus). ~10 min on 2 cores.
+# tools/tiny-model/reproduce.sh step 1 (or an existing tools/tiny-model/work/corpus). ~25 min on 2 cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${CORPUS:-$ROOT/tools/tiny-model/work/corpus}
 OUT=$ROOT/.bench/gate-fit
-PER_KIND=${PER_KIND:-15}
+PER_KIND=${PER_KIND:-40}
 PACKAGES=(date-fns lodash rxjs webpack eslint @inversifyjs__core graphql undici fp-ts @reduxjs__toolkit find-my-way
   fast-json-stringify axios mocha avvio enhanced-resolve preact fast-uri fs-extra js-yaml terser yargs)
 mkdir -p "$OUT"
