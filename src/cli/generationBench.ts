@@ -53,6 +53,8 @@ export interface GenerationReport {
   typing?: TypingScore;
   /** Every request's total latency per policy, so that several runs can be pooled into one percentile. */
   latency_ms: Record<string, number[]>;
+  /** Every request's gate score per policy, with whether its task is `cross`, so that runs pool into one ROC. */
+  gate_scores: Record<string, { score: number; positive: boolean }[]>;
 }
 
 export interface GenerationBenchOptions {
@@ -109,17 +111,15 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
       gate: {},
       generation: {},
       latency_ms: {},
+      gate_scores: {},
     };
     for (const [gate, runs] of results) {
       const rate = (kind: string): number => {
         const ofKind = runs.filter((r) => r.task.metadata.kind === kind);
         return ofKind.length ? round(ofKind.filter((r) => r.result.gate.fire).length / ofKind.length) : 0;
       };
-      report.gate[gate] = {
-        rate_cross: rate('cross'),
-        rate_infile: rate('infile'),
-        auc: round(rocAuc(runs.map((r) => ({ score: r.result.gate.score, positive: r.task.metadata.kind === 'cross' })))),
-      };
+      report.gate_scores[gate] = runs.map((r) => ({ score: r.result.gate.score, positive: r.task.metadata.kind === 'cross' }));
+      report.gate[gate] = { rate_cross: rate('cross'), rate_infile: rate('infile'), auc: round(rocAuc(report.gate_scores[gate])) };
       const totals = runs.map((r) => r.result.timings.totalMs);
       report.latency_ms[gate] = totals.map((ms) => round(ms, 1));
       const firsts = runs.map((r) => r.result.timings.firstTokenMs).filter((x): x is number => x !== undefined);

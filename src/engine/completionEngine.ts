@@ -138,7 +138,7 @@ export class CompletionEngine implements CompletionBackend {
         return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
       },
       heuristicFeatures: async () => {
-        trial = await this.retrieveFor(request, undefined, onceUsedNames(request.text));
+        trial = await this.retrieveFor(request, undefined, onceUsedNames(request.text, request.cursor.line));
         draft = await generator.session.generate(plainPrompt(), { maxTokens: DRAFT_TOKENS, stopIds: family.stopIds, signal: options.signal });
         evaluated += draft.evaluated;
         const declaredElsewhere = new Set(trial?.declaredElsewhere);

@@ -72,9 +72,23 @@ function nameCounts(text: string): Map<string, number> {
   return counts;
 }
 
-/** Names the file mentions exactly once: those another file declares are what the gate's line signals look for. */
-export function onceUsedNames(text: string): string[] {
-  return [...nameCounts(text)].filter(([, n]) => n === 1).map(([name]) => name);
+/** At most this many names are asked of the index per request: a huge file's would cost the round trip. */
+export const MAX_ASKED_NAMES = 2000;
+
+/**
+ * Names the file mentions exactly once, those on the lines nearest the cursor first (at most `limit`): the ones
+ * another file declares are what the gate's line signals look for.
+ */
+export function onceUsedNames(text: string, cursorLine: number, limit = MAX_ASKED_NAMES): string[] {
+  const counts = nameCounts(text);
+  const lines = text.split('\n');
+  const names: string[] = [];
+  for (let d = 0; names.length < limit && (cursorLine - d >= 0 || cursorLine + d < lines.length); d++) {
+    for (const row of d ? [cursorLine - d, cursorLine + d] : [cursorLine]) {
+      for (const id of identifiers(lines[row] ?? '')) if (counts.get(id) === 1 && names.length < limit) names.push(id);
+    }
+  }
+  return names;
 }
 
 const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#)/;

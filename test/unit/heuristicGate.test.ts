@@ -50,7 +50,8 @@ describe('heuristic gate', () => {
       '  return cache.remember(rows, id);',
       '}',
     ].join('\n');
-    assert.ok(onceUsedNames(text).includes('fetchRows') && !onceUsedNames(text).includes('db'), 'db is used twice');
+    assert.deepEqual(onceUsedNames(text, 2), ['const', 'fetchRows', 'return', 'remember', 'function', 'load'], 'nearest the cursor first; db and rows are used twice');
+    assert.deepEqual(onceUsedNames(text, 2, 2), ['const', 'fetchRows']);
     const at = (declaredElsewhere: Set<string>) =>
       heuristicFeatures({ text, cursor: { line: 2, character: 2 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere });
     const calls = at(new Set(['fetchRows', 'remember']));

@@ -5,6 +5,7 @@
 // Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH]
 import { execFileSync } from 'child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'fs';
+import { createRequire } from 'module';
 import { dirname, join } from 'path';
 import { fileURLToPath } from 'url';
 
@@ -26,6 +27,9 @@ if (!existsSync(join(corpus, 'ajv'))) {
   process.exit(1);
 }
 execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
+// The pooled ROC uses the project's own metric (out/, compiled by tsc).
+execFileSync('npx', ['tsc', '-p', '.'], { cwd: root, stdio: 'inherit' });
+const { rocAuc } = createRequire(import.meta.url)(join(root, 'out', 'src', 'cli', 'metrics.js'));
 const out = join(root, '.bench', 'generation');
 mkdirSync(out, { recursive: true });
 
@@ -48,13 +52,13 @@ const all = (r) => r.tasks.cross + r.tasks.infile;
 const lines = [
   `held-out packages: ${HELD_OUT.join(', ')}; ${cross} cross + ${infile} infile tasks; model ${reports[0].model.family} on ${reports[0].model.backend}, ${reports[0].model.threads} thread(s)`,
   '',
-  '| policy | retrieval rate cross | retrieval rate infile | gate AUC | EM | ES | p50 ms | p95 ms |',
+  '| policy | retrieval rate cross | retrieval rate infile | gate AUC (all tasks pooled) | EM | ES | p50 ms | p95 ms |',
   '|---|---|---|---|---|---|---|---|',
 ];
 for (const gate of GATES) {
   const latencies = reports.flatMap((r) => r.latency_ms[gate]);
   lines.push(
-    `| ${gate} | ${weighted(gate, (r) => r.gate[gate].rate_cross, (r) => r.tasks.cross).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].rate_infile, (r) => r.tasks.infile).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].auc, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].em, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].es, all).toFixed(3)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |`,
+    `| ${gate} | ${weighted(gate, (r) => r.gate[gate].rate_cross, (r) => r.tasks.cross).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].rate_infile, (r) => r.tasks.infile).toFixed(2)} | ${rocAuc(reports.flatMap((r) => r.gate_scores[gate])).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].em, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].es, all).toFixed(3)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |`,
   );
 }
 const ratios = reports.map((r) => r.token_closed_latency_ratio).filter((x) => x !== undefined);

@@ -3,6 +3,10 @@
 // writes, one JSON line per task. Writes src/gate/heuristicWeights.json. Deterministic: full-batch gradient
 // descent from zero. Usage: node tools/gate/fit-heuristic.mjs OUT.json FEATURES.jsonl [...]
 import { readFileSync, writeFileSync } from 'fs';
+import { createRequire } from 'module';
+
+// The project's own ROC AUC (out/, compiled by tsc: fit.sh runs it first).
+const { rocAuc } = createRequire(import.meta.url)('../../out/src/cli/metrics.js');
 
 const [out, ...inputs] = process.argv.slice(2);
 if (!out || inputs.length === 0) {
@@ -37,21 +41,6 @@ for (let step = 0; step < 4000; step++) {
 }
 const scores = Z.map((z) => sigmoid(b + z.reduce((s, v, j) => s + v * w[j], 0)));
 
-function auc(scores, labels) {
-  const order = scores.map((s, i) => [s, labels[i]]).sort((a, c) => a[0] - c[0]);
-  let rank = 0, sum = 0, pos = 0;
-  for (let i = 0; i < order.length; ) {
-    let j = i;
-    while (j < order.length && order[j][0] === order[i][0]) j++;
-    const avg = (i + 1 + j) / 2;
-    for (let k = i; k < j; k++) if (order[k][1]) { sum += avg; pos++; }
-    rank = j;
-    i = j;
-  }
-  const neg = order.length - pos;
-  return (sum - (pos * (pos + 1)) / 2) / (pos * neg);
-}
-
 // Threshold: the best balanced accuracy (Youden's J) on the fitting tasks.
 let threshold = 0.5, best = -1;
 for (const t of [...new Set(scores)].sort((a, c) => a - c)) {
@@ -66,7 +55,7 @@ const model = {
   weights: record(w),
   bias: Number(b.toFixed(6)),
   threshold: Number(threshold.toFixed(6)),
-  fitted: { tasks: rows.length, cross: positives, files: inputs.map((f) => f.split('/').pop()), auc: Number(auc(scores, y).toFixed(3)) },
+  fitted: { tasks: rows.length, cross: positives, files: inputs.map((f) => f.split('/').pop()), auc: Number(rocAuc(scores.map((score, i) => ({ score, positive: y[i] === 1 }))).toFixed(3)) },
 };
 writeFileSync(out, `${JSON.stringify(model, null, 2)}\n`);
 console.log(`fitted on ${rows.length} tasks (${positives} cross): AUC ${model.fitted.auc}, threshold ${model.threshold}`);

@@ -11,7 +11,7 @@ PER_KIND=${PER_KIND:-40}
 PACKAGES=(date-fns lodash rxjs webpack eslint @inversifyjs__core graphql undici fp-ts @reduxjs__toolkit find-my-way
   fast-json-stringify axios mocha avvio enhanced-resolve preact fast-uri fs-extra js-yaml terser yargs)
 mkdir -p "$OUT"
-(cd "$ROOT" && node esbuild.mjs >/dev/null)
+(cd "$ROOT" && node esbuild.mjs >/dev/null && npx tsc -p .)
 features=()
 for pkg in "${PACKAGES[@]}"; do
   dir=$CORPUS/$pkg
