@@ -80,19 +80,31 @@ export function focusOutline(text: string, members: string[], room: number, prio
   return [lines[0], ...body, ...extra, ...(closing !== undefined ? [closing] : [])].join('\n');
 }
 
+/** What one candidate may take in the packer's first pass; what is left is filled in rank order afterwards. */
+export interface FirstPassLimits {
+  /** Share of the budget each retriever may fill (so that definitions leave room for similar code, which finds
+   * different things). */
+  shares?: Partial<Record<Snippet['retriever'], number>>;
+  /** Characters of an outline listed a member a line (focused to its likeliest members) and of another
+   * definition (cut at a syntactic boundary), path line included: one huge type or long body does not take the
+   * room of the next candidates. */
+  outlineChars?: number;
+  definitionChars?: number;
+}
+
 /**
  * Packs ranked candidates into a character budget, best first, each without its common indentation: skips text
  * already packed (an outline that holds a method, a window inside a function), focuses or cuts a candidate that
  * no longer fits whole.
- * `shares` caps what one retriever may take in a first pass (so that definitions leave room for similar
- * code, which finds different things); a second pass fills what is left in rank order.
+ * A first pass places every candidate within `firstPass` limits; a second pass fills what is left in rank order.
  */
 export function packSnippets(
   ranked: Snippet[],
   budget: number,
   memberPriority?: (name: string) => number,
-  shares: Partial<Record<Snippet['retriever'], number>> = {},
+  firstPass: FirstPassLimits = {},
 ): { packed: Snippet[]; dropped: Snippet[] } {
+  const { shares = {}, outlineChars = Infinity, definitionChars = Infinity } = firstPass;
   const packed: Snippet[] = [];
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
@@ -106,7 +118,8 @@ export function packSnippets(
     );
     if (overlaps || left < 80) return false;
     const cap = capped ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
-    const room = Math.min(left, cap) - candidate.path.length - 2;
+    const limit = !capped ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
+    const room = Math.min(left, cap, limit) - candidate.path.length - 2;
     if (room < 60) return false;
     const text =
       candidate.text.length > room && candidate.members?.length && memberPriority
