@@ -166,6 +166,19 @@ describe('packing and verbalization', () => {
     assert.ok(focused.length <= 600, `${focused.length} characters`);
   });
 
+  it('limits an outline and a long definition in the first pass, so the next candidates still fit', () => {
+    const members = Array.from({ length: 30 }, (_, i) => `member${i}`);
+    const outline = { ...snippet(['export class Big {', ...members.map((m) => `  ${m}(value: string): void`), '}'].join('\n'), 'big.ts'), retriever: 'definition' as const, members };
+    const body = { ...snippet(['export function long() {', ...Array.from({ length: 40 }, (_, i) => `  const v${i} = compute(${i});`), '}'].join('\n'), 'long.ts'), retriever: 'definition' as const };
+    const small = snippet('export const needed = 1;', 'small.ts');
+    const unlimited = packSnippets([outline, body, small], 1200, () => 0);
+    assert.ok(!unlimited.packed.some((s) => s.path === 'small.ts'), 'without limits the outline and the body fill the budget');
+    const limited = packSnippets([outline, body, small], 1200, () => 0, { outlineChars: 450, definitionChars: 600 });
+    assert.deepStrictEqual(limited.packed.map((s) => s.path), ['big.ts', 'long.ts', 'small.ts']);
+    assert.ok(limited.packed[0].text.length + 'big.ts'.length + 2 <= 450, 'the outline is focused to its limit');
+    assert.ok(limited.packed[1].text.length + 'long.ts'.length + 2 <= 600 && limited.packed[1].text.startsWith('export function long() {'));
+  });
+
   it('counts in how many files an identifier is used, and forgets a removed file', () => {
     const before = index.frequency('UserRepo');
     assert.ok(before >= 3, `UserRepo is used in ${before} files`);
