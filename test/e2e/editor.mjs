@@ -111,8 +111,16 @@ export function createEditor(page, { userDataDir, artifactsDir }) {
         });
       }
       const message = plain(await item.locator('.notification-list-item-message').innerText()).trim();
-      await item.locator('.monaco-button', { hasText: label }).first().click();
-      return message;
+      // VS Code closes a notification as it runs the button's action. A click during the toast's entrance can
+      // land without effect (seen once in CI: the toast still there a minute later), so click until it closes.
+      const button = item.locator('.monaco-button', { hasText: label }).first();
+      const closed = () => item.waitFor({ state: 'hidden', timeout: 3_000 }).then(() => true, () => false);
+      for (let attempt = 0; attempt < 3; attempt++) {
+        // A late close between two attempts leaves nothing to click: that is success, not an error.
+        await button.click({ timeout: 5_000 }).catch(() => undefined);
+        if (await closed()) return message;
+      }
+      throw new Error(`three clicks on "${label}" did not close the notification ${textOrRegex} (no such button?)`);
     },
 
     /** Opens `folder` in this window (VS Code web's ?folder=), accepting any "leave page" prompt; waits for the workbench. */
