@@ -104,25 +104,28 @@ const WIDE_SCALE = 12;
  * that needed another file cluster: a file calls into another module in runs.
  */
 function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<string, number>, foreign: ReadonlySet<string>) {
-  const sums = { weight: [0, 0], foreign: 0, member: [0, 0], recurring: 0 };
+  let [nearWeight, wideWeight, foreignNear, memberNear, memberWide, recurringNear] = [0, 0, 0, 0, 0, 0];
   lines.forEach((text, i) => {
     if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text)) return;
     const ids = identifiers(text);
     const once = (id: string): boolean => counts.get(id) === 1 && foreign.has(id);
     const distance = Math.abs(i - cursorLine);
-    const [near, wide] = [NEAR_SCALE, WIDE_SCALE].map((scale) => 1 / (1 + distance / scale));
-    const member = [...text.matchAll(MEMBER)].some((m) => once(m[1]));
-    sums.weight[0] += near;
-    sums.weight[1] += wide;
-    if (ids.some(once)) sums.foreign += near;
-    if (member) [sums.member[0], sums.member[1]] = [sums.member[0] + near, sums.member[1] + wide];
-    if (ids.length >= 2 && ids.every((id) => (counts.get(id) ?? 0) >= 2)) sums.recurring += near;
+    const near = 1 / (1 + distance / NEAR_SCALE);
+    const wide = 1 / (1 + distance / WIDE_SCALE);
+    nearWeight += near;
+    wideWeight += wide;
+    if (ids.some(once)) foreignNear += near;
+    if ([...text.matchAll(MEMBER)].some((m) => once(m[1]))) {
+      memberNear += near;
+      memberWide += wide;
+    }
+    if (ids.length >= 2 && ids.every((id) => (counts.get(id) ?? 0) >= 2)) recurringNear += near;
   });
   return {
-    foreign_near: share(sums.foreign, sums.weight[0]),
-    foreign_member_near: share(sums.member[1], sums.weight[1]),
-    foreign_member_share: sums.member[0] + sums.recurring ? sums.member[0] / (sums.member[0] + sums.recurring) : 0.5,
-    recurring_near: share(sums.recurring, sums.weight[0]),
+    foreign_near: share(foreignNear, nearWeight),
+    foreign_member_near: share(memberWide, wideWeight),
+    foreign_member_share: memberNear + recurringNear ? memberNear / (memberNear + recurringNear) : 0.5,
+    recurring_near: share(recurringNear, nearWeight),
   };
 }
 
