@@ -4,8 +4,10 @@
 //
 //   node make_samples.js CORPUS --split train   --out work/train.jsonl [--tasks-per-kind 40] [--spans-per-file 3]
 //   node make_samples.js CORPUS --split heldout --out work/eval.jsonl  [--tasks-per-kind 60] [--budget 800]
+//   node make_samples.js CORPUS --split train --tasks-per-kind 0 --spans-per-file 0 --ident-spans-per-file 4 \
+//     --out work/train-ident.jsonl                                  (copy lessons, MODEL.md)
 //
-// One JSON object a line: {pkg, path, kind: cross|infile|span, left, right, middle, cc, oracle_cc, novel, label}.
+// One JSON object a line: {pkg, path, kind: cross|infile|span|ident, left, right, middle, cc, oracle_cc, novel, label}.
 // left/right/middle are the prompt around the cursor (right begins with the newline after the middle for
 // line tasks); cc is the retrieved cross-file context rendered exactly as at runtime (renderCommentBlocks).
 'use strict';
@@ -26,6 +28,7 @@ const split = opt('split', 'train');
 const outFile = opt('out');
 const perKind = Number(opt('tasks-per-kind', split === 'train' ? 40 : 60));
 const spansPerFile = Number(opt('spans-per-file', split === 'train' ? 3 : 0));
+const identSpansPerFile = Number(opt('ident-spans-per-file', 0));
 const budget = Number(opt('budget', 800));
 const onlyPkg = opt('package');
 const LEFT_CHARS = 1200, RIGHT_CHARS = 400;
@@ -74,7 +77,7 @@ async function main() {
   const pkgs = manifest.packages.filter((p) => p.split === split && (!onlyPkg || p.name === onlyPkg));
   const out = fs.openSync(outFile, 'w');
   const parser = new SourceParser();
-  const counts = { cross: 0, infile: 0, span: 0, positive: 0 };
+  const counts = { cross: 0, infile: 0, span: 0, ident: 0, positive: 0 };
   const t0 = Date.now();
   let retrieveMs = 0;
   for (const [pi, pkg] of pkgs.entries()) {
@@ -97,8 +100,11 @@ async function main() {
       if (kind === 'cross') label = 1;
       else if (kind === 'infile') label = 0;
       else {
-        const ctx = idents(left + right);
-        novel = [...idents(middle)].filter((w) => !ctx.has(w));
+        // Copy lessons name their novel identifier (the middle may hold only its tail).
+        if (kind !== 'ident') {
+          const ctx = idents(left + right);
+          novel = [...idents(middle)].filter((w) => !ctx.has(w));
+        }
         const inCC = novel.filter((w) => cc.includes(w));
         label = inCC.length > 0 ? 1 : 0;
       }
@@ -136,6 +142,33 @@ async function main() {
           }
           if (end - start < 3 || end - start > 240) continue;
           sample(file, text, start, end, 'span', []);
+        }
+      }
+    }
+    if (identSpansPerFile > 0) {
+      // Copy lessons: the cursor at or inside a use of a name declared only in another file and absent from the
+      // left context, the middle the rest of that line; the name is in the oracle CC (and often the retrieved).
+      for (const file of [...index.files.keys()].filter(isTaskSourcePath).sort()) {
+        let text;
+        try { text = fs.readFileSync(path.join(root, file), 'utf8'); } catch { continue; }
+        const declaredHere = new Set((index.facts(file)?.symbols ?? []).map((x) => x.name));
+        const uses = [];
+        for (const m of text.matchAll(/[A-Za-z_$][\w$]*/g)) {
+          const name = m[0];
+          if (name.length < 3 || KEYWORDS.has(name) || declaredHere.has(name)) continue;
+          if (!index.symbols(name).some((r) => r.path !== file)) continue;
+          const start = m.index;
+          const lineEnd = text.indexOf('\n', start);
+          const end = lineEnd < 0 ? text.length : lineEnd;
+          if (end - start > 160 || cutLeft(text.slice(0, start)).includes(name)) continue;
+          uses.push([start, end]);
+        }
+        for (let k = 0; k < identSpansPerFile && uses.length; k++) {
+          const [start, end] = uses.splice(Math.floor(next() * uses.length), 1)[0];
+          // Half the cursors inside the name: its first characters typed, the rest to copy from the CC.
+          const name = /^[\w$]+/.exec(text.slice(start))[0];
+          const typed = next() < 0.5 ? 1 + Math.floor(next() * (name.length - 2)) : 0;
+          sample(file, text, start + typed, end, 'ident', [name]);
         }
       }
     }

@@ -82,11 +82,17 @@ def main():
     ap.add_argument('--positive-share', type=float, default=0, help='share of FIM draws from positive (<cc>) samples; 0: natural mix')
     ap.add_argument('--oracle-cc-share', type=float, default=0,
                     help='share of positive samples whose CC is the oracle (the defining snippets of the novel identifiers)')
+    ap.add_argument('--copy-samples', help='copy lessons (make_samples.js --ident-spans-per-file): the cursor before a name declared in another file')
+    ap.add_argument('--copy-share', type=float, default=0, help='share of FIM draws from --copy-samples')
+    ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--save-every', type=int, default=50, help='steps between checkpoints (each also picks the threshold)')
     ap.add_argument('--init', help='continue from this checkpoint (a second training stage)')
+    ap.add_argument('--resume', action='store_true',
+                    help='pick up an interrupted run where OUT.state (written with every checkpoint) left it')
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--out', required=True)
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rnd = random.Random(args.seed)
     tok = Tokenizer.load(args.tokenizer)
@@ -105,8 +111,19 @@ def main():
         fim.append(fim_sequence(tok, s, prefix_only=po)[:2])
         fim_label.append(bool(s['label']))
     pos = sum(1 for s in rows if s['label'])
+    copy = []
+    if args.copy_samples:
+        for s in (json.loads(l) for l in open(args.copy_samples)):
+            if s['oracle_cc'] and rnd.random() < args.oracle_cc_share:
+                s = dict(s, cc=s['oracle_cc'], label=1)
+            if s['label']:
+                # A lesson teaches copying, not gating: its cursor sits where no line task would put it.
+                ids, w, gate_pos, _ = fim_sequence(tok, s, prefix_only=rnd.random() < args.prefix_only_share)
+                w[gate_pos] = 0.0
+                copy.append((ids, w))
+        rnd.shuffle(copy)
     lm = lm_chunks(tok, args.corpus, int(args.steps * args.batch_tokens * args.lm_share * 1.2), 256, args.seed)
-    print(f'{len(fim)} FIM samples ({pos} positive), {len(lm)} LM chunks, prepared in {time.time() - t0:.0f}s', flush=True)
+    print(f'{len(fim)} FIM samples ({pos} positive), {len(copy)} copy lessons, {len(lm)} LM chunks, prepared in {time.time() - t0:.0f}s', flush=True)
 
     model = TinyLlama(dict(CONFIG, vocab=len(tok.tokens)))
     stages = []
@@ -125,12 +142,30 @@ def main():
     pos_order = [i for i in fim_order if fim_label[i]]
     neg_order = [i for i in fim_order if not fim_label[i]]
     pi = ni = 0
-    fi = li = 0
+    fi = li = ci = 0
     pending = None
     seen = 0
-    start = time.time()
+    first_step = 0
+    elapsed_before = 0.0
+    if args.resume and os.path.exists(args.out + '.state'):
+        st = torch.load(args.out + '.state', map_location='cpu', weights_only=False)
+        model.load_state_dict(st['model']); opt.load_state_dict(st['opt'])
+        first_step, seen, pending, elapsed_before = st['step'], st['seen'], st['pending'], st['elapsed']
+        pi, ni, fi, li, ci = st['cursors']
+        rnd.setstate(st['rnd']); torch.set_rng_state(st['torch_rng'])
+        print(f'resuming at step {first_step} after {elapsed_before / 60:.1f} min', flush=True)
+    start = time.time() - elapsed_before
     log_loss = []
-    for step in range(args.steps):
+
+    def checkpoint(steps):
+        save(model, args, steps, start, seen, tok, val, stages)
+        st = {'model': model.state_dict(), 'opt': opt.state_dict(), 'step': steps, 'seen': seen, 'pending': pending,
+              'elapsed': time.time() - start, 'cursors': (pi, ni, fi, li, ci), 'rnd': rnd.getstate(),
+              'torch_rng': torch.get_rng_state()}
+        torch.save(st, args.out + '.state.tmp')
+        os.replace(args.out + '.state.tmp', args.out + '.state')
+
+    for step in range(first_step, args.steps):
         for g in opt.param_groups:
             g['lr'] = args.lr * sched(step)
         # Packed rows of ROW tokens; attention and positions stay within each sample (doc numbers).
@@ -146,6 +181,8 @@ def main():
                     item, pending = pending, None
                 elif rnd.random() < args.lm_share:
                     item = lm[lm_order[li % len(lm)]]; li += 1
+                elif copy and rnd.random() < args.copy_share:
+                    item = copy[ci % len(copy)]; ci += 1
                 elif args.positive_share:
                     if rnd.random() < args.positive_share:
                         item = fim[pos_order[pi % len(pos_order)]]; pi += 1
@@ -178,11 +215,11 @@ def main():
             el = time.time() - start
             print(f'step {step} loss {np.mean(log_loss[-10:]):.3f} lr {args.lr * sched(step):.2e} tokens {seen} '
                   f'{seen / max(el, 1e-9):.0f} tok/s elapsed {el / 60:.1f} min', flush=True)
-        if (step + 1) % 50 == 0 or step == args.steps - 1:
-            save(model, args, step + 1, start, seen, tok, val, stages)
+        if (step + 1) % args.save_every == 0 or step == args.steps - 1:
+            checkpoint(step + 1)
         if args.max_minutes and time.time() - start > args.max_minutes * 60:
             print(f'stopping at step {step + 1}: --max-minutes reached', flush=True)
-            save(model, args, step + 1, start, seen, tok, val, stages)
+            checkpoint(step + 1)
             break
 
 
@@ -220,7 +257,7 @@ def save(model, args, steps, start, seen, tok, val, stages):
     ck = {'config': model.c, 'model': model.state_dict(), 'threshold': thr,
           'meta': {'steps': steps, 'train_minutes': f'{(time.time() - start) / 60:.1f}', 'trained_tokens': seen,
                    'seed': args.seed, 'val_gate_threshold': f'{thr:.4f}', 'lr': args.lr,
-                   'lm_share': args.lm_share, 'positive_share': args.positive_share}}
+                   'lm_share': args.lm_share, 'positive_share': args.positive_share, 'copy_share': args.copy_share}}
     ck['stages'] = stages + [ck['meta']]
     ck['meta'] = {f'stage{i + 1}_{k}': v for i, st in enumerate(ck['stages']) for k, v in st.items()}
     torch.save(ck, args.out + '.tmp')
