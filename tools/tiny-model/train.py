@@ -82,7 +82,7 @@ def main():
     ap.add_argument('--positive-share', type=float, default=0, help='share of FIM draws from positive (<cc>) samples; 0: natural mix')
     ap.add_argument('--oracle-cc-share', type=float, default=0,
                     help='share of positive samples whose CC is the oracle (the defining snippets of the novel identifiers)')
-    ap.add_argument('--copy-samples', help='copy lessons (make_samples.js --ident-spans-per-file): the cursor before a name declared in another file')
+    ap.add_argument('--copy-samples', help='copy lessons (make_samples.js --ident-spans-per-file): the cursor at or inside a name declared in another file')
     ap.add_argument('--copy-share', type=float, default=0, help='share of FIM draws from --copy-samples')
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--save-every', type=int, default=50, help='steps between checkpoints (each also picks the threshold)')
