@@ -160,7 +160,8 @@ async function main() {
           const start = m.index;
           const lineEnd = text.indexOf('\n', start);
           const end = lineEnd < 0 ? text.length : lineEnd;
-          if (end - start > 160 || cutLeft(text.slice(0, start)).includes(name)) continue;
+          // cutLeft reads only the last LEFT_CHARS (+1 to see whether it cuts): no copy of the whole prefix per name.
+          if (end - start > 160 || cutLeft(text.slice(Math.max(0, start - LEFT_CHARS - 1), start)).includes(name)) continue;
           uses.push([start, end]);
         }
         for (let k = 0; k < identSpansPerFile && uses.length; k++) {
