@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from model import CONFIG, TinyLlama
 from tok import Tokenizer, corpus_files
+import copy_curriculum
 
 MAX_LEFT, MAX_RIGHT, MAX_CC, MAX_MID = 192, 48, 224, 40
 ROW = 512
@@ -84,6 +85,9 @@ def main():
                     help='share of positive samples whose CC is the oracle (the defining snippets of the novel identifiers)')
     ap.add_argument('--copy-samples', help='copy lessons (make_samples.js --ident-spans-per-file): the cursor at or inside a name declared in another file')
     ap.add_argument('--copy-share', type=float, default=0, help='share of FIM draws from --copy-samples')
+    ap.add_argument('--drills', type=int, default=0, help='synthetic copy drills to make (copy_curriculum.py)')
+    ap.add_argument('--drill-share', type=float, default=0, help='share of FIM draws from the drills')
+    ap.add_argument('--repeat-share', type=float, default=0, help='share of draws that are random-token repeats (copy_curriculum.repeat_drill)')
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--save-every', type=int, default=50, help='steps between checkpoints (each also picks the threshold)')
     ap.add_argument('--init', help='continue from this checkpoint (a second training stage)')
@@ -122,8 +126,9 @@ def main():
                 w[gate_pos] = 0.0
                 copy.append((ids, w))
         rnd.shuffle(copy)
+    drills = copy_curriculum.drills(tok, args.corpus, args.drills, args.seed) if args.drills else []
     lm = lm_chunks(tok, args.corpus, int(args.steps * args.batch_tokens * args.lm_share * 1.2), 256, args.seed)
-    print(f'{len(fim)} FIM samples ({pos} positive), {len(copy)} copy lessons, {len(lm)} LM chunks, prepared in {time.time() - t0:.0f}s', flush=True)
+    print(f'{len(fim)} FIM samples ({pos} positive), {len(copy)} copy lessons, {len(drills)} drills, {len(lm)} LM chunks, prepared in {time.time() - t0:.0f}s', flush=True)
 
     model = TinyLlama(dict(CONFIG, vocab=len(tok.tokens)))
     stages = []
@@ -142,7 +147,7 @@ def main():
     pos_order = [i for i in fim_order if fim_label[i]]
     neg_order = [i for i in fim_order if not fim_label[i]]
     pi = ni = 0
-    fi = li = ci = 0
+    fi = li = ci = di = 0
     pending = None
     seen = 0
     first_step = 0
@@ -151,7 +156,8 @@ def main():
         st = torch.load(args.out + '.state', map_location='cpu', weights_only=False)
         model.load_state_dict(st['model']); opt.load_state_dict(st['opt'])
         first_step, seen, pending, elapsed_before = st['step'], st['seen'], st['pending'], st['elapsed']
-        pi, ni, fi, li, ci = st['cursors']
+        # States saved before the drills existed hold five cursors.
+        pi, ni, fi, li, ci, di = (tuple(st['cursors']) + (0,))[:6]
         rnd.setstate(st['rnd']); torch.set_rng_state(st['torch_rng'])
         print(f'resuming at step {first_step} after {elapsed_before / 60:.1f} min', flush=True)
     start = time.time() - elapsed_before
@@ -160,7 +166,7 @@ def main():
     def checkpoint(steps):
         save(model, args, steps, start, seen, tok, val, stages)
         st = {'model': model.state_dict(), 'opt': opt.state_dict(), 'step': steps, 'seen': seen, 'pending': pending,
-              'elapsed': time.time() - start, 'cursors': (pi, ni, fi, li, ci), 'rnd': rnd.getstate(),
+              'elapsed': time.time() - start, 'cursors': (pi, ni, fi, li, ci, di), 'rnd': rnd.getstate(),
               'torch_rng': torch.get_rng_state()}
         torch.save(st, args.out + '.state.tmp')
         os.replace(args.out + '.state.tmp', args.out + '.state')
@@ -181,6 +187,10 @@ def main():
                     item, pending = pending, None
                 elif rnd.random() < args.lm_share:
                     item = lm[lm_order[li % len(lm)]]; li += 1
+                elif rnd.random() < args.repeat_share:
+                    item = copy_curriculum.repeat_drill(rnd, len(tok.tokens))
+                elif drills and rnd.random() < args.drill_share:
+                    item = drills[di % len(drills)]; di += 1
                 elif copy and rnd.random() < args.copy_share:
                     item = copy[ci % len(copy)]; ci += 1
                 elif args.positive_share:
