@@ -151,14 +151,27 @@ describe('model download (node-llama-cpp downloader, real HTTP server)', functio
     });
 
     const controller = new AbortController();
+    // ipull writes a finished chunk, then its chunk map (past the file's bytes), without waiting for either, and
+    // its cancel does not wait for them: the cancel comes once both are on disk (a moment later, as for a user).
+    let aborting = false;
+    const abortOnceFirstChunkOnDisk = async (start: number): Promise<void> => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+        const part = (await listDir(dir)).find((name) => name.endsWith('.part.ipull'));
+        const bytes = part ? await fs.readFile(path.join(dir, part)) : Buffer.alloc(0);
+        if (bytes.length > fixture.length && bytes.subarray(0, start).equals(fixture.subarray(0, start))) break;
+      }
+      controller.abort();
+    };
     const first = downloadModel({
       url: server.url,
       directory: dir,
       signal: controller.signal,
       onProgress: (p) => {
         downloaded = p.downloadedBytes;
-        if (released && held && downloaded >= held.start + held.sent) controller.abort();
-        else releaseWhenFirstChunkDone();
+        if (released && held && downloaded >= held.start + held.sent) {
+          if (!aborting) void abortOnceFirstChunkOnDisk(held.start);
+          aborting = true;
+        } else releaseWhenFirstChunkDone();
       },
     });
     await assert.rejects(first, (e: unknown) => e instanceof DownloadError && e.code === 'cancelled');
