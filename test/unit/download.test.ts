@@ -168,10 +168,11 @@ describe('model download (node-llama-cpp downloader, real HTTP server)', functio
       signal: controller.signal,
       onProgress: (p) => {
         downloaded = p.downloadedBytes;
-        if (released && held && downloaded >= held.start + held.sent) {
-          if (!aborting) void abortOnceFirstChunkOnDisk(held.start);
+        if (!(released && held && downloaded >= held.start + held.sent)) releaseWhenFirstChunkDone();
+        else if (!aborting) {
           aborting = true;
-        } else releaseWhenFirstChunkDone();
+          void abortOnceFirstChunkOnDisk(held.start);
+        }
       },
     });
     await assert.rejects(first, (e: unknown) => e instanceof DownloadError && e.code === 'cancelled');

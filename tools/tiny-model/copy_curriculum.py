@@ -18,7 +18,7 @@ import os
 import random
 import re
 
-import train  # the layout's weights; read at call time (train imports this module)
+import train  # the layout; used at call time (train imports this module)
 from tok import corpus_files
 
 HEADER = '// Here are some relevant code fragments from other files of the repo:'
@@ -36,19 +36,10 @@ def render_cc(path, lines):
     return '\n\n' + '\n'.join(body) + '\n'
 
 
-def sequence(tok, left, right, cc, mid, end=True):
-    """Token ids and per-target weights (weights[i]: predicting ids[i+1]) of a drill, laid out like
-    train.fim_sequence with CC, but with no gate loss. All parts are token ids."""
-    sp = tok.special
-    left, right, cc = left[-DRILL_LEFT:], right[:train.MAX_RIGHT], cc[-DRILL_CC:]
-    ids = [sp['<fim_prefix>']] + left + [sp['<fim_suffix>']] + right + [sp['<eof>'], sp['<cc>']] + cc
-    w = [0.0] + [train.W_LEFT] * (len(left) - 1) + [0.0] if left else [0.0]
-    w += [train.W_RIGHT] * len(right) + [0.0, 0.0] + [train.W_CC] * len(cc)
-    ids.append(sp['<fim_middle>']); w.append(0.0)
-    ids += mid; w += [train.W_MID] * len(mid)
-    if end:
-        ids.append(sp['<|endoftext|>']); w.append(train.W_MID)
-    w.append(0.0)
+def sequence(tok, left, right, cc, mid):
+    """A drill in train.fim_layout with CC, each part cut to the drill budgets, no gate loss, the middle open."""
+    ids, w, _, _ = train.fim_layout(tok.special, left[-DRILL_LEFT:], right[:train.MAX_RIGHT], cc[-DRILL_CC:], mid,
+                                    gate_weight=0.0, end=False)
     return ids, w
 
 
@@ -74,7 +65,7 @@ def line_drill(tok, rnd, path, lines):
         return None
     right = '\n'.join(lines[start + n_mid + after + 2:start + n_mid + after + 8]) if rnd.random() < 0.5 else ''
     left = tok.encode('\n'.join(lines[max(0, start - 60):start]) + '\n')
-    return sequence(tok, left, tok.encode(right), tok.encode(render_cc(path, window)), mid, end=False)
+    return sequence(tok, left, tok.encode(right), tok.encode(render_cc(path, window)), mid)
 
 
 def name_drill(tok, rnd, source, target):
@@ -99,7 +90,7 @@ def name_drill(tok, rnd, source, target):
     left_text = '\n'.join(t_lines[max(0, at - 60):at]) + '\n' + indent + head.rstrip(' ')
     # The name's head keeps the tokens the CC has for it.
     left = tok.encode(left_text) + toks[:cut]
-    return sequence(tok, left, [], tok.encode(render_cc(path, window)), toks[cut:], end=False)
+    return sequence(tok, left, [], tok.encode(render_cc(path, window)), toks[cut:])
 
 
 def drills(tok, corpus, n, seed, split='train', kinds=('lines', 'name')):

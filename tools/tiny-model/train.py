@@ -23,15 +23,10 @@ ROW = 512
 W_LEFT, W_RIGHT, W_CC, W_GATE, W_MID = 0.5, 0.25, 0.25, 3.0, 1.0
 
 
-def fim_sequence(tok, s, prefix_only=False, use_cc=None):
-    """Token ids and per-target loss weights (weights[i] is the weight of predicting ids[i+1]).
-    use_cc: None = follow the label (training); True/False = force (evaluation)."""
-    sp = tok.special
-    left = tok.encode(s['left'])[-MAX_LEFT:]
-    right = [] if prefix_only else tok.encode(s['right'])[:MAX_RIGHT]
-    with_cc = bool(s['label']) if use_cc is None else use_cc
-    cc = tok.encode(s['cc'])[-MAX_CC:] if with_cc and s['cc'] else []
-    mid = tok.encode(s['middle'])[:MAX_MID]
+def fim_layout(sp, left, right, cc, mid, gate_weight=W_GATE, end=True):
+    """The Repoformer layout of token ids (CC present iff cc) and per-target loss weights (weights[i] is the weight
+    of predicting ids[i+1]); also the position that predicts <cc>/<fim_middle> and where the middle starts.
+    end=False leaves the middle open (no <|endoftext|> target)."""
     ids, w = [sp['<fim_prefix>']], []
     ids += left; w += [0.0] + [W_LEFT] * (len(left) - 1) if left else []
     ids.append(sp['<fim_suffix>']); w.append(0.0)
@@ -39,16 +34,27 @@ def fim_sequence(tok, s, prefix_only=False, use_cc=None):
     ids.append(sp['<eof>']); w.append(0.0)
     gate_pos = len(ids) - 1                      # predicts <cc> or <fim_middle>
     if cc:
-        ids.append(sp['<cc>']); w.append(W_GATE)
+        ids.append(sp['<cc>']); w.append(gate_weight)
         ids += cc; w += [W_CC] * len(cc)
         ids.append(sp['<fim_middle>']); w.append(0.0)
     else:
-        ids.append(sp['<fim_middle>']); w.append(W_GATE)
+        ids.append(sp['<fim_middle>']); w.append(gate_weight)
     mid_start = len(ids)
     ids += mid; w += [W_MID] * len(mid)
-    ids.append(sp['<|endoftext|>']); w.append(W_MID)
+    if end:
+        ids.append(sp['<|endoftext|>']); w.append(W_MID)
     w.append(0.0)
     return ids, w, gate_pos, mid_start
+
+
+def fim_sequence(tok, s, prefix_only=False, use_cc=None):
+    """fim_layout of a sample's texts, each part cut to its budget.
+    use_cc: None = follow the label (training); True/False = force (evaluation)."""
+    left = tok.encode(s['left'])[-MAX_LEFT:]
+    right = [] if prefix_only else tok.encode(s['right'])[:MAX_RIGHT]
+    with_cc = bool(s['label']) if use_cc is None else use_cc
+    cc = tok.encode(s['cc'])[-MAX_CC:] if with_cc and s['cc'] else []
+    return fim_layout(tok.special, left, right, cc, tok.encode(s['middle'])[:MAX_MID])
 
 
 def lm_chunks(tok, corpus, n_tokens, length, seed):
