@@ -6,11 +6,14 @@ retrieval rates at the model's threshold. Context use on cross tasks: exact matc
 greedy one-line completion without CC, with the retrieved CC and with the oracle CC (defining snippets).
 
   evaluate.py --gguf ../../test/fixtures/models/repogate-tiny.gguf --tokenizer work/tokenizer.json --eval work/eval.jsonl
+  evaluate.py --ckpt work/model.pt --device cuda ...   (a torch checkpoint, to compare recipes where llama.cpp is absent)
 """
 import argparse, json, struct
+import torch
 from tok import Tokenizer
 from train import fim_sequence
 import llama_run
+import torch_run
 
 
 def auc(pos, neg):
@@ -53,7 +56,10 @@ def gguf_threshold(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--gguf', required=True)
+    model = ap.add_mutually_exclusive_group(required=True)
+    model.add_argument('--gguf')
+    model.add_argument('--ckpt')
+    ap.add_argument('--device', default='cpu', help='with --ckpt')
     ap.add_argument('--tokenizer', required=True)
     ap.add_argument('--eval', required=True)
     ap.add_argument('--max-new', type=int, default=24)
@@ -78,7 +84,12 @@ def main():
             ids, _, _, mid_start = fim_sequence(tok, variant, use_cc=bool(variant['cc']))
             items.append({'ids': ids[:mid_start], 'positions': [], 'generate': args.max_new, 'stop': [sp['<|endoftext|>']]})
             keys.append((k, name))
-    res = llama_run.run(args.gguf, items, watch=[sp['<cc>']])
+    if args.gguf:
+        res = llama_run.run(args.gguf, items, watch=[sp['<cc>']])
+        thr = gguf_threshold(args.gguf)
+    else:
+        res = torch_run.run(args.ckpt, items, watch=[sp['<cc>']], device=args.device)
+        thr = torch.load(args.ckpt, map_location='cpu')['threshold']
     pcc, gen = {}, {}
     for (k, name), r in zip(keys, res):
         if name == 'gate':
@@ -86,7 +97,6 @@ def main():
         else:
             text = tok.decode(r['generated']).lstrip('\n').split('\n')[0].rstrip()
             gen[(k, name)] = text
-    thr = gguf_threshold(args.gguf)
     cross = [k for k, s in enumerate(rows) if s['kind'] == 'cross']
     infile = [k for k, s in enumerate(rows) if s['kind'] == 'infile']
     report = {

@@ -91,7 +91,7 @@ class TinyLlama(nn.Module):
             start = torch.zeros_like(doc)
             change = torch.ones_like(doc, dtype=torch.bool)
             change[:, 1:] = doc[:, 1:] != doc[:, :-1]
-            idx = torch.arange(T).expand(B, T)
+            idx = torch.arange(T, device=doc.device).expand(B, T)
             start = torch.where(change, idx, torch.zeros_like(idx)).cummax(dim=1).values
             pos = idx - start
             cos, sin = self.cos[pos].unsqueeze(1), self.sin[pos].unsqueeze(1)

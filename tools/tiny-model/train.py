@@ -92,9 +92,11 @@ def main():
     ap.add_argument('--copy-samples', help='copy lessons (make_samples.js --ident-spans-per-file): the cursor at or inside a name declared in another file')
     ap.add_argument('--copy-share', type=float, default=0, help='share of FIM draws from --copy-samples')
     ap.add_argument('--drills', type=int, default=0, help='synthetic copy drills to make (copy_curriculum.py)')
+    ap.add_argument('--drill-kinds', default='lines,name', help='which drills (copy_curriculum.drills kinds)')
     ap.add_argument('--drill-share', type=float, default=0, help='share of FIM draws from the drills')
     ap.add_argument('--repeat-share', type=float, default=0, help='share of draws that are random-token repeats (copy_curriculum.repeat_drill)')
     ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--device', default='cpu', help='cuda runs the same recipe on a GPU (to try recipes quickly; float sums differ from CPU)')
     ap.add_argument('--save-every', type=int, default=50, help='steps between checkpoints (each also picks the threshold)')
     ap.add_argument('--init', help='continue from this checkpoint (a second training stage)')
     ap.add_argument('--resume', action='store_true',
@@ -132,7 +134,7 @@ def main():
                 w[gate_pos] = 0.0
                 copy.append((ids, w))
         rnd.shuffle(copy)
-    drills = copy_curriculum.drills(tok, args.corpus, args.drills, args.seed) if args.drills else []
+    drills = copy_curriculum.drills(tok, args.corpus, args.drills, args.seed, kinds=tuple(args.drill_kinds.split(','))) if args.drills else []
     lm = lm_chunks(tok, args.corpus, int(args.steps * args.batch_tokens * args.lm_share * 1.2), 256, args.seed)
     print(f'{len(fim)} FIM samples ({pos} positive), {len(copy)} copy lessons, {len(drills)} drills, {len(lm)} LM chunks, prepared in {time.time() - t0:.0f}s', flush=True)
 
@@ -142,6 +144,8 @@ def main():
         init = torch.load(args.init, map_location='cpu')
         model.load_state_dict(init['model'])
         stages = list(init.get('stages', [init.get('meta', {})]))
+    dev = torch.device(args.device)
+    model.to(dev)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     nodecay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{'params': decay, 'weight_decay': 0.05}, {'params': nodecay, 'weight_decay': 0.0}],
@@ -218,6 +222,7 @@ def main():
                 w[r, used:used + n] = torch.tensor(ws[:n]); doc[r, used:used + n] = d
                 used += n; d += 1
             doc[r, used:] = d
+        x, y, w, doc = x.to(dev), y.to(dev), w.to(dev), doc.to(dev)
         logits = model(x, doc)
         ce = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction='none')
         loss = (ce * w.view(-1)).sum() / w.sum()
@@ -244,9 +249,10 @@ def gate_probs(model, tok, samples):
     """P(<cc>) after <fim_prefix>L<fim_suffix>R<eof> for each sample."""
     model.eval()
     out = []
+    dev = next(model.parameters()).device
     for s in samples:
         ids, _, gate_pos, _ = fim_sequence(tok, s, use_cc=False)
-        logits = model(torch.tensor([ids[:gate_pos + 1]]))[0, -1]
+        logits = model(torch.tensor([ids[:gate_pos + 1]], device=dev))[0, -1]
         out.append(torch.softmax(logits.float(), -1)[tok.special['<cc>']].item())
     model.train()
     return out
@@ -270,10 +276,11 @@ def save(model, args, steps, start, seen, tok, val, stages):
     probs = gate_probs(model, tok, val)
     labels = [s['label'] for s in val]
     thr = pick_threshold(probs, labels)
-    ck = {'config': model.c, 'model': model.state_dict(), 'threshold': thr,
+    ck = {'config': model.c, 'model': {k: v.cpu() for k, v in model.state_dict().items()}, 'threshold': thr,
           'meta': {'steps': steps, 'train_minutes': f'{(time.time() - start) / 60:.1f}', 'trained_tokens': seen,
                    'seed': args.seed, 'val_gate_threshold': f'{thr:.4f}', 'lr': args.lr,
-                   'lm_share': args.lm_share, 'positive_share': args.positive_share, 'copy_share': args.copy_share}}
+                   'lm_share': args.lm_share, 'positive_share': args.positive_share, 'copy_share': args.copy_share,
+                   'device': args.device}}
     ck['stages'] = stages + [ck['meta']]
     ck['meta'] = {f'stage{i + 1}_{k}': v for i, st in enumerate(ck['stages']) for k, v in st.items()}
     torch.save(ck, args.out + '.tmp')
