@@ -9,7 +9,7 @@ stays at what the code itself predicts (≈ 0.25, ≈ 0.08, 0).
 import argparse, random, sys
 import torch
 import copy_curriculum
-from model import TinyLlama
+import torch_run
 from tok import Tokenizer
 
 
@@ -39,10 +39,7 @@ def main():
     rnd = random.Random(5)
     repeats = [copy_curriculum.repeat_drill(rnd, len(tok.tokens)) for _ in range(args.per_kind // 2)]
     for path in args.checkpoints:
-        ck = torch.load(path, map_location='cpu')
-        model = TinyLlama(ck['config'])
-        model.load_state_dict(ck['model'])
-        model.eval()
+        model = torch_run.load(path, 'cpu')
         scores = {k: accuracy(model, items, lambda ids: ids.index(middle)) for k, items in sets.items()}
         scores['repeat'] = accuracy(model, repeats, lambda ids: len(ids) // 2)
         print(path, ' '.join(f'{k} {v:.3f}' for k, v in scores.items()), flush=True)

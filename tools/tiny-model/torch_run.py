@@ -38,15 +38,13 @@ def run(ckpt, items, watch=(), device='cpu', batch=32):
                                         for p in item.get('positions', [])]}
         gen = [r for r, i in enumerate(chunk) if items[i].get('generate')]
         out = {r: [] for r in gen}
-        live = list(gen)
-        for _ in range(max((items[chunk[r]]['generate'] for r in gen), default=0)):
-            if not live:
-                break
-            probs = next_probs(model, [seqs[r] for r in live], device)
+        live = gen
+        row = {r: r for r in gen}  # each live sequence's row in probs: the chunk's pass gives the first token
+        while live:
             still = []
-            for k, r in enumerate(live):
+            for r in live:
                 item = items[chunk[r]]
-                nxt = int(probs[k, len(seqs[r]) - 1].argmax())
+                nxt = int(probs[row[r], len(seqs[r]) - 1].argmax())
                 if nxt in item.get('stop', []):
                     continue
                 out[r].append(nxt)
@@ -54,6 +52,9 @@ def run(ckpt, items, watch=(), device='cpu', batch=32):
                 if len(out[r]) < item['generate']:
                     still.append(r)
             live = still
+            if live:
+                probs = next_probs(model, [seqs[r] for r in live], device)
+                row = {r: k for k, r in enumerate(live)}
         for r in gen:
             results[chunk[r]]['generated'] = out[r]
     return results
