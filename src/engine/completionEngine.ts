@@ -5,7 +5,7 @@
  * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.
  */
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
-import { FITTED_HEURISTIC, heuristicFeatures, onceUsedNames, type HeuristicModel } from '../gate/heuristic';
+import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
 import type { CodeModel } from '../model/codeModel';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
 import type { GenerateResult } from '../model/fimSession';
@@ -138,7 +138,7 @@ export class CompletionEngine implements CompletionBackend {
         return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
       },
       heuristicFeatures: async () => {
-        trial = await this.retrieveFor(request, undefined, onceUsedNames(request.text, request.cursor.line));
+        trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
         draft = await generator.session.generate(plainPrompt(), { maxTokens: DRAFT_TOKENS, stopIds: family.stopIds, signal: options.signal });
         evaluated += draft.evaluated;
         const declaredElsewhere = new Set(trial?.declaredElsewhere);

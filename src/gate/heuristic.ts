@@ -22,6 +22,7 @@ export const HEURISTIC_FEATURES = [
   'foreign_member_near',
   'foreign_member_share',
   'recurring_near',
+  'foreign_member_api',
 ] as const;
 export type HeuristicFeatureName = (typeof HEURISTIC_FEATURES)[number];
 export type HeuristicFeatures = Record<HeuristicFeatureName, number>;
@@ -44,7 +45,7 @@ export interface HeuristicInputs {
   trial: readonly Snippet[];
   /** A short completion made without retrieval, with the probability of each of its tokens. */
   draft: { text: string; confidences: readonly number[] };
-  /** Which of the file's `onceUsedNames` another indexed file declares (asked along with the trial retrieval). */
+  /** Which of the file's `gateNames` another indexed file declares (asked along with the trial retrieval). */
   declaredElsewhere: ReadonlySet<string>;
 }
 
@@ -76,46 +77,54 @@ function nameCounts(text: string): Map<string, number> {
 export const MAX_ASKED_NAMES = 2000;
 
 /**
- * Names the file mentions exactly once, those on the lines nearest the cursor first (at most `limit`): the ones
- * another file declares are what the gate's line signals look for.
+ * The names the line signals ask the index about, those on the lines nearest the cursor first (at most `limit`):
+ * names the file mentions exactly once, and members (`x.name`), whatever their count.
  */
-export function onceUsedNames(text: string, cursorLine: number, limit = MAX_ASKED_NAMES): string[] {
+export function gateNames(text: string, cursorLine: number, limit = MAX_ASKED_NAMES): string[] {
   const counts = nameCounts(text);
   const lines = text.split('\n');
-  const names: string[] = [];
-  for (let d = 0; names.length < limit && (cursorLine - d >= 0 || cursorLine + d < lines.length); d++) {
+  const names = new Set<string>();
+  for (let d = 0; names.size < limit && (cursorLine - d >= 0 || cursorLine + d < lines.length); d++) {
     for (const row of d ? [cursorLine - d, cursorLine + d] : [cursorLine]) {
-      for (const id of identifiers(lines[row] ?? '')) if (counts.get(id) === 1 && names.length < limit) names.push(id);
+      const line = lines[row] ?? '';
+      const members = [...line.matchAll(MEMBER)].map((m) => m[1]);
+      for (const id of [...identifiers(line).filter((id) => counts.get(id) === 1), ...members]) if (names.size < limit) names.add(id);
     }
   }
-  return names;
+  return [...names];
 }
 
 const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#)/;
 const MEMBER = /\.\s*([A-Za-z_$][\w$]*)/g;
-/** Distances (in lines) at which a line's weight halves, for the near and the wider line signals. */
+/** Distances (in lines) at which a line's weight halves, for the nearest, the near and the wider line signals. */
+const NEAREST_SCALE = 1.5;
 const NEAR_SCALE = 3;
 const WIDE_SCALE = 12;
 
 /**
  * The kinds of lines around the cursor, weighted by 1 / (1 + distance / scale): lines that use a name found
  * once in the file and declared in another file (as the lines needing another file's code do), those where that
- * name is a member (`x.name`), and lines whose names all recur in the file (as self-contained lines do). Lines
+ * name is a member (`x.name`), lines whose names all recur in the file (as self-contained lines do), and the share
+ * of members, on the nearest lines, that another file declares (an object of another module's API in use). Lines
  * that needed another file cluster: a file calls into another module in runs.
  */
 function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<string, number>, foreign: ReadonlySet<string>) {
-  let [nearWeight, wideWeight, foreignNear, memberNear, memberWide, recurringNear] = [0, 0, 0, 0, 0, 0];
+  let [nearestWeight, nearWeight, wideWeight, foreignNear, memberNear, memberWide, recurringNear, apiNearest] = [0, 0, 0, 0, 0, 0, 0, 0];
   lines.forEach((text, i) => {
     if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text)) return;
     const ids = identifiers(text);
     const once = (id: string): boolean => counts.get(id) === 1 && foreign.has(id);
+    const members = [...text.matchAll(MEMBER)].map((m) => m[1]);
     const distance = Math.abs(i - cursorLine);
+    const nearest = 1 / (1 + distance / NEAREST_SCALE);
     const near = 1 / (1 + distance / NEAR_SCALE);
     const wide = 1 / (1 + distance / WIDE_SCALE);
+    nearestWeight += nearest;
     nearWeight += near;
     wideWeight += wide;
+    apiNearest += nearest * share(members.filter((m) => foreign.has(m)).length, members.length);
     if (ids.some(once)) foreignNear += near;
-    if ([...text.matchAll(MEMBER)].some((m) => once(m[1]))) {
+    if (members.some(once)) {
       memberNear += near;
       memberWide += wide;
     }
@@ -126,6 +135,7 @@ function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<str
     foreign_member_near: share(memberWide, wideWeight),
     foreign_member_share: memberNear + recurringNear ? memberNear / (memberNear + recurringNear) : 0.5,
     recurring_near: share(recurringNear, nearWeight),
+    foreign_member_api: share(apiNearest, nearestWeight),
   };
 }
 

@@ -1,6 +1,6 @@
 import { strict as assert } from 'assert';
 import { decideGate, type GateSignals } from '../../src/gate/gate';
-import { FITTED_HEURISTIC, HEURISTIC_FEATURES, heuristicFeatures, heuristicProbability, importedNames, onceUsedNames } from '../../src/gate/heuristic';
+import { FITTED_HEURISTIC, HEURISTIC_FEATURES, gateNames, heuristicFeatures, heuristicProbability, importedNames } from '../../src/gate/heuristic';
 import type { Snippet } from '../../src/retrieval/types';
 
 const TEXT = [
@@ -50,15 +50,17 @@ describe('heuristic gate', () => {
       '  return cache.remember(rows, id);',
       '}',
     ].join('\n');
-    assert.deepEqual(onceUsedNames(text, 2), ['const', 'fetchRows', 'return', 'remember', 'function', 'load'], 'nearest the cursor first; db and rows are used twice');
-    assert.deepEqual(onceUsedNames(text, 2, 2), ['const', 'fetchRows']);
+    assert.deepEqual(gateNames(text, 2), ['const', 'fetchRows', 'return', 'remember', 'function', 'load'], 'nearest the cursor first; db and rows are used twice');
+    assert.deepEqual(gateNames(text, 2, 2), ['const', 'fetchRows']);
+    assert.deepEqual(gateNames('api.send(a);\n\napi.send(b);', 1), ['a', 'send', 'b'], 'members are asked about whatever their count');
     const at = (declaredElsewhere: Set<string>) =>
       heuristicFeatures({ text, cursor: { line: 2, character: 2 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere });
     const calls = at(new Set(['fetchRows', 'remember']));
     assert.ok(calls.foreign_near > 0.5, `${calls.foreign_near}: both lines near the cursor call a method declared elsewhere`);
     assert.ok(calls.foreign_member_near > 0.5 && calls.foreign_member_share > 0.5);
+    assert.ok(calls.foreign_member_api > 0.5, `${calls.foreign_member_api}: the members on the nearest lines are another file's`);
     const local = at(new Set());
-    assert.deepEqual([local.foreign_near, local.foreign_member_near, local.foreign_member_share], [0, 0, 0.5], 'names declared nowhere else');
+    assert.deepEqual([local.foreign_near, local.foreign_member_near, local.foreign_member_share, local.foreign_member_api], [0, 0, 0.5, 0], 'names declared nowhere else');
     const recurring = heuristicFeatures({
       text: 'const a = input.a;\nconst b = input.b;\n\nconst sum = a + b;\nreturn sum + a;\n',
       cursor: { line: 2, character: 0 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere: new Set(['input']),
