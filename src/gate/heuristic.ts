@@ -73,6 +73,10 @@ function nameCounts(text: string): Map<string, number> {
   return counts;
 }
 
+const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#)/;
+const MEMBER = /\.\s*([A-Za-z_$][\w$]*)/g;
+const memberNames = (line: string): string[] => [...line.matchAll(MEMBER)].map((m) => m[1]);
+
 /** At most this many names are asked of the index per request: a huge file's would cost the round trip. */
 export const MAX_ASKED_NAMES = 2000;
 
@@ -87,15 +91,12 @@ export function gateNames(text: string, cursorLine: number, limit = MAX_ASKED_NA
   for (let d = 0; names.size < limit && (cursorLine - d >= 0 || cursorLine + d < lines.length); d++) {
     for (const row of d ? [cursorLine - d, cursorLine + d] : [cursorLine]) {
       const line = lines[row] ?? '';
-      const members = [...line.matchAll(MEMBER)].map((m) => m[1]);
-      for (const id of [...identifiers(line).filter((id) => counts.get(id) === 1), ...members]) if (names.size < limit) names.add(id);
+      for (const id of [...identifiers(line).filter((id) => counts.get(id) === 1), ...memberNames(line)]) if (names.size < limit) names.add(id);
     }
   }
   return [...names];
 }
 
-const COMMENT_LINE = /^\s*(?:\/\/|\/\*|\*|#)/;
-const MEMBER = /\.\s*([A-Za-z_$][\w$]*)/g;
 /** Distances (in lines) at which a line's weight halves, for the nearest, the near and the wider line signals. */
 const NEAREST_SCALE = 1.5;
 const NEAR_SCALE = 3;
@@ -114,7 +115,7 @@ function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<str
     if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text)) return;
     const ids = identifiers(text);
     const once = (id: string): boolean => counts.get(id) === 1 && foreign.has(id);
-    const members = [...text.matchAll(MEMBER)].map((m) => m[1]);
+    const members = memberNames(text);
     const distance = Math.abs(i - cursorLine);
     const nearest = 1 / (1 + distance / NEAREST_SCALE);
     const near = 1 / (1 + distance / NEAR_SCALE);
