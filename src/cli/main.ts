@@ -7,6 +7,7 @@ import { CompletionEngine } from '../engine/completionEngine';
 import { isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { CodeModel } from '../model/codeModel';
+import { convertCheckpoint } from '../model/convert';
 import { readTasks, runBench } from './bench';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
@@ -31,6 +32,9 @@ const USAGE = `usage: repogate <command> [options]
   bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
                                                  generation mode: gate rates and AUC, exact match, edit similarity
                                                  and latency per policy on the same tasks, and a typing replay
+  convert <checkpoint dir> --out model.gguf [--type q8_0|f16]
+                                                 a GPTBigCode checkpoint (Repoformer, StarCoderBase: config.json,
+                                                 .bin or .safetensors weights, tokenizer.json) to a starcoder GGUF
 `;
 
 const log = (line: string): void => {
@@ -59,6 +63,7 @@ async function main(argv: string[]): Promise<number> {
       features: { type: 'string' },
       'skip-typing': { type: 'boolean', default: false },
       'cut-line': { type: 'boolean', default: false },
+      type: { type: 'string', default: 'q8_0' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -167,6 +172,17 @@ async function main(argv: string[]): Promise<number> {
         }
         process.stdout.write(`  index: ${JSON.stringify(report.index)}\n`);
       }
+      return 0;
+    }
+    case 'convert': {
+      if (!args[0] || !values.out) throw new UsageError('convert needs <checkpoint dir> and --out FILE');
+      if (values.type !== 'q8_0' && values.type !== 'f16') throw new UsageError('--type is q8_0 or f16');
+      const result = await convertCheckpoint({
+        dir: args[0], out: values.out, type: values.type,
+        onProgress: ({ tensor, doneBytes, totalBytes }) => log(`${((100 * doneBytes) / totalBytes).toFixed(1)}% ${tensor}`),
+      });
+      log(`wrote ${result.out}: ${result.tensors} tensors, ${(result.bytes / 1e6).toFixed(1)} MB, ` +
+        `${result.hasGate ? 'with' : 'without'} the <cc> gate, ${(result.ms / 1000).toFixed(1)} s, peak RSS ${Math.round(peakRssMb())} MB`);
       return 0;
     }
     default:
