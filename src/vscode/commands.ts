@@ -6,6 +6,7 @@ import type { EngineClient } from '../engine/engineClient';
 import { GATE_POLICIES } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
+import { fetchAndConvert, REPOFORMER_SIZES, type RepoformerSize } from '../model/convert/hubCheckpoint';
 
 export interface CommandHost {
   context: vscode.ExtensionContext;
@@ -66,13 +67,20 @@ function formatProgress(p: DownloadProgress): string {
 }
 
 async function downloadCommand(host: CommandHost): Promise<void> {
-  type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string };
+  type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string; repoformer?: RepoformerSize };
   const picks: Pick[] = [
     ...RECOMMENDED_MODELS.map((m): Pick => ({ label: m.label, description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`, detail: m.note, url: m.url, fileName: m.fileName, sha256: m.sha256 })),
+    ...REPOFORMER_SIZES.map((r): Pick => ({
+      label: `${r.label} (converted on this machine)`,
+      description: `${((r.parameters * 4) / 1e9).toFixed(1)} GB download, ${((r.parameters * 34) / 32 / 1e9).toFixed(1)} GB model`,
+      detail: 'Has the <cc> retrieval gate. Downloads the PyTorch checkpoint and converts it to GGUF (Q8_0) here.',
+      repoformer: r,
+    })),
     { label: '$(link) Custom URL…', detail: 'Any direct link to a .gguf file (e.g. a Hugging Face "resolve" URL)' },
   ];
   const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Download Model', placeHolder: 'Recommended fill-in-the-middle code models' });
   if (!picked) return;
+  if (picked.repoformer) return downloadRepoformer(host, picked.repoformer);
   const url = picked.url ?? (await vscode.window.showInputBox({ title: 'RepoGate: model URL', prompt: 'Direct URL of a .gguf file', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') }));
   if (!url) return;
   const directory = path.join(host.context.globalStorageUri.fsPath, 'models');
@@ -103,6 +111,39 @@ async function downloadCommand(host: CommandHost): Promise<void> {
     const e = error as Error & { hint?: string };
     host.log.error(`download failed: ${e.message}`);
     void vscode.window.showErrorMessage(`RepoGate: download failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} An interrupted download resumes when started again.`);
+  }
+}
+
+/** Download → convert → validate, then offer to delete the checkpoint (the GGUF is all RepoGate needs). */
+async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Promise<void> {
+  const models = path.join(host.context.globalStorageUri.fsPath, 'models');
+  const directory = path.join(models, `${size.id}-checkpoint`);
+  try {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `RepoGate: ${size.label}`, cancellable: true },
+      async (progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        return fetchAndConvert({
+          hubBaseUrl: config().get<string>('hubBaseUrl'), repo: size.repo, directory,
+          out: path.join(models, `${size.id}.q8_0.gguf`), signal: controller.signal,
+          onStage: (stage, detail) => {
+            host.log.info(`${size.id}: ${stage} ${detail}`);
+            progress.report({ message: `${stage === 'download' ? 'downloading' : stage === 'convert' ? 'converting' : 'checking'} ${path.basename(detail)}` });
+          },
+          onDownloadProgress: (p) => progress.report({ message: `${p.file}: ${formatProgress(p)}` }),
+          onConvertProgress: (p) => progress.report({ message: `converting: ${((100 * p.doneBytes) / p.totalBytes).toFixed(0)}%` }),
+        });
+      },
+    );
+    await useModel(host, result.modelPath);
+    const remove = `Delete the checkpoint (${(result.sourceBytes / 1e9).toFixed(1)} GB)`;
+    const choice = await vscode.window.showInformationMessage(`RepoGate: converted ${size.label} and switched to it.`, remove, 'Keep it');
+    if (choice === remove) await vscode.workspace.fs.delete(vscode.Uri.file(result.sourceDirectory), { recursive: true });
+  } catch (error) {
+    const e = error as Error & { hint?: string };
+    host.log.error(`${size.id}: ${e.message}`);
+    void vscode.window.showErrorMessage(`RepoGate: ${size.label} failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} Downloaded files are kept; starting again resumes.`);
   }
 }
 
