@@ -80,7 +80,10 @@ export function decode(dtype: 'F32' | 'F16' | 'BF16', bytes: Buffer, out: Float3
   }
 }
 
-/** Encodes x[0..n) as type into out (which must hold outputBytes(type, n)); returns the bytes written. */
+/**
+ * Encodes x[0..n) as type into out (which must hold outputBytes(type, n) and start at an even byte offset);
+ * returns the bytes written.
+ */
 export function encode(type: GgmlOutType, x: Float32Array, n: number, out: Buffer): number {
   if (type === 'F32') {
     Buffer.from(x.buffer, x.byteOffset, n * 4).copy(out);
@@ -88,19 +91,23 @@ export function encode(type: GgmlOutType, x: Float32Array, n: number, out: Buffe
   }
   if (type === 'F16') {
     const bits = new Uint32Array(x.buffer, x.byteOffset, n);
-    for (let i = 0; i < n; i++) out.writeUInt16LE(halfFromFloatBits(bits[i]), i * 2);
+    const halves16 = new Uint16Array(out.buffer, out.byteOffset, n);
+    for (let i = 0; i < n; i++) halves16[i] = halfFromFloatBits(bits[i]);
     return n * 2;
   }
+  const q = new Int8Array(out.buffer, out.byteOffset, outputBytes('Q8_0', n));
   let o = 0;
   for (let b = 0; b < n; b += Q8_0_BLOCK) {
     let amax = 0;
     for (let j = 0; j < Q8_0_BLOCK; j++) amax = Math.max(amax, Math.abs(x[b + j]));
     const d = Math.fround(amax / 127);
     const id = d ? Math.fround(1 / d) : 0;
-    out.writeUInt16LE(f32ToF16(d), o);
+    const h = f32ToF16(d);
+    q[o] = h & 0xff; // little-endian f16 scale; Int8Array stores the low 8 bits of each
+    q[o + 1] = h >>> 8;
     for (let j = 0; j < Q8_0_BLOCK; j++) {
       const v = Math.fround(x[b + j] * id);
-      out.writeInt8(Math.sign(v) * Math.floor(Math.abs(v) + 0.5), o + 2 + j); // roundf: halves away from zero
+      q[o + 2 + j] = v < 0 ? -Math.floor(-v + 0.5) : Math.floor(v + 0.5); // roundf: halves away from zero
     }
     o += Q8_0_BLOCK_BYTES;
   }
