@@ -45,5 +45,6 @@ export async function readReference(): Promise<Reference> {
 /** Copies the metadata files and one variant's weights into dir (a checkpoint folder as the hub serves it). */
 export async function layOut(dir: string, variant: Variant, files: readonly string[] = METADATA_FILES): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
-  for (const f of [...files, ...VARIANTS[variant].files]) await fs.copyFile(path.join(REPOFORMER_TINY, f), path.join(dir, f));
+  for (const f of [...files, ...VARIANTS[variant].files])
+    await fs.copyFile(path.join(REPOFORMER_TINY, f), path.join(dir, f));
 }

@@ -22,20 +22,35 @@ async function fixtureVocabSize(): Promise<number> {
   return config.vocab_size as number;
 }
 
-/** Writes config.json, tokenizer.json, added_tokens.json and model.safetensors into dir; returns the largest tensor's bytes. */
-export async function writeSyntheticCheckpoint(dir: string, shape: SyntheticShape, seed = 1): Promise<{ largestTensorBytes: number; fileBytes: number }> {
+/** Writes config.json, tokenizer.json, added_tokens.json and model.safetensors into dir, and returns their sizes. */
+export async function writeSyntheticCheckpoint(
+  dir: string,
+  shape: SyntheticShape,
+  seed = 1,
+): Promise<{ largestTensorBytes: number; fileBytes: number }> {
   await fs.mkdir(dir, { recursive: true });
   const vocab = await fixtureVocabSize();
   const { nEmbd: d, nLayer, nPositions, nHead } = shape;
   const qkv = d + 2 * (d / nHead);
   const inner = 4 * d;
-  const tensors: [string, number[]][] = [['transformer.wte.weight', [vocab, d]], ['transformer.wpe.weight', [nPositions, d]]];
+  const tensors: [string, number[]][] = [
+    ['transformer.wte.weight', [vocab, d]],
+    ['transformer.wpe.weight', [nPositions, d]],
+  ];
   for (let i = 0; i < nLayer; i++) {
     const p = `transformer.h.${i}.`;
     tensors.push(
-      [`${p}ln_1.weight`, [d]], [`${p}ln_1.bias`, [d]], [`${p}attn.c_attn.weight`, [qkv, d]], [`${p}attn.c_attn.bias`, [qkv]],
-      [`${p}attn.c_proj.weight`, [d, d]], [`${p}attn.c_proj.bias`, [d]], [`${p}ln_2.weight`, [d]], [`${p}ln_2.bias`, [d]],
-      [`${p}mlp.c_fc.weight`, [inner, d]], [`${p}mlp.c_fc.bias`, [inner]], [`${p}mlp.c_proj.weight`, [d, inner]],
+      [`${p}ln_1.weight`, [d]],
+      [`${p}ln_1.bias`, [d]],
+      [`${p}attn.c_attn.weight`, [qkv, d]],
+      [`${p}attn.c_attn.bias`, [qkv]],
+      [`${p}attn.c_proj.weight`, [d, d]],
+      [`${p}attn.c_proj.bias`, [d]],
+      [`${p}ln_2.weight`, [d]],
+      [`${p}ln_2.bias`, [d]],
+      [`${p}mlp.c_fc.weight`, [inner, d]],
+      [`${p}mlp.c_fc.bias`, [inner]],
+      [`${p}mlp.c_proj.weight`, [d, inner]],
       [`${p}mlp.c_proj.bias`, [d]],
     );
   }
@@ -79,9 +94,22 @@ export async function writeSyntheticCheckpoint(dir: string, shape: SyntheticShap
     await fh.close();
   }
   const config = JSON.parse(await fs.readFile(path.join(REPOFORMER_TINY, 'config.json'), 'utf8'));
-  await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({
-    ...config, n_embd: d, n_head: nHead, n_layer: nLayer, n_positions: nPositions, n_inner: inner,
-  }, null, 2));
-  for (const f of ['tokenizer.json', 'added_tokens.json']) await fs.copyFile(path.join(REPOFORMER_TINY, f), path.join(dir, f));
+  await fs.writeFile(
+    path.join(dir, 'config.json'),
+    JSON.stringify(
+      {
+        ...config,
+        n_embd: d,
+        n_head: nHead,
+        n_layer: nLayer,
+        n_positions: nPositions,
+        n_inner: inner,
+      },
+      null,
+      2,
+    ),
+  );
+  for (const f of ['tokenizer.json', 'added_tokens.json'])
+    await fs.copyFile(path.join(REPOFORMER_TINY, f), path.join(dir, f));
   return { largestTensorBytes: largest, fileBytes: 8 + json.length + offset };
 }

@@ -14,7 +14,14 @@ import { controlTokens, readGguf } from '../../src/model/gguf';
 import { detectFamily } from '../../src/model/families';
 import { importNodeLlamaCpp } from '../../src/model/nodeLlamaCpp';
 import { tempDir } from '../helpers/fixtures';
-import { layOut, readReference, REPOFORMER_TINY, VARIANTS, type Reference, type Variant } from '../helpers/repoformerFixture';
+import {
+  layOut,
+  readReference,
+  REPOFORMER_TINY,
+  VARIANTS,
+  type Reference,
+  type Variant,
+} from '../helpers/repoformerFixture';
 
 /**
  * Largest allowed difference of a log-probability among the reference's top 64 tokens, and of P(<cc>), per output
@@ -51,7 +58,9 @@ async function load(modelPath: string): Promise<Loaded> {
 async function nextProbabilities(sequence: LlamaContextSequence, ids: readonly number[]): Promise<Map<Token, number>> {
   await sequence.clearHistory();
   const tokens = ids as Token[];
-  const input = tokens.map((t, i) => (i === tokens.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t));
+  const input = tokens.map((t, i) =>
+    i === tokens.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t,
+  );
   const result = await sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
   const p = result[tokens.length - 1]?.next.probabilities;
   if (!p) throw new Error('no probabilities');
@@ -98,7 +107,10 @@ describe('repogate convert: GPTBigCode checkpoint -> starcoder GGUF', function (
         const header = await readGguf(out);
         assert.equal(header.metadata.get('general.architecture'), 'starcoder');
         // Tied: no output.weight in any variant (the .bin's lm_head shares the embedding's storage).
-        assert.equal(header.tensors.some((t) => t.name === 'output.weight'), false);
+        assert.equal(
+          header.tensors.some((t) => t.name === 'output.weight'),
+          false,
+        );
         const expected = reference.outputs[VARIANTS[variant].reference];
         const m = await load(out);
         try {
@@ -106,11 +118,16 @@ describe('repogate convert: GPTBigCode checkpoint -> starcoder GGUF', function (
             const ref = expected[i];
             const p = await nextProbabilities(m.sequence, prompt.ids);
             let worst = 0;
-            for (const [id, logProb] of ref.top) worst = Math.max(worst, Math.abs(Math.log(p.get(id as Token) ?? 0) - logProb));
+            for (const [id, logProb] of ref.top)
+              worst = Math.max(worst, Math.abs(Math.log(p.get(id as Token) ?? 0) - logProb));
             assert.ok(worst <= TOLERANCE[type].logProb, `${prompt.name}: log-probability off by ${worst}`);
             const pCc = p.get(reference.ccId as Token) ?? 0;
             assert.ok(Math.abs(pCc - ref.pCc) <= TOLERANCE[type].pCc, `${prompt.name}: P(<cc>) ${pCc} vs ${ref.pCc}`);
-            assert.deepEqual(await greedy(m.sequence, prompt.ids, ref.greedy.length), ref.greedy, `${prompt.name}: greedy`);
+            assert.deepEqual(
+              await greedy(m.sequence, prompt.ids, ref.greedy.length),
+              ref.greedy,
+              `${prompt.name}: greedy`,
+            );
           }
         } finally {
           await m.dispose();

@@ -14,9 +14,8 @@ import { CodeModel } from '../../src/model/codeModel';
 import { convertCheckpoint, GATE_THRESHOLD } from '../../src/model/convert';
 import { retrieve } from '../../src/retrieval/retrieve';
 import { SHOP, tempDir } from '../helpers/fixtures';
-import { rewriteGguf } from '../helpers/ggufWrite';
 import { layOut } from '../helpers/repoformerFixture';
-import { TINY_MODEL } from '../helpers/tinyModel';
+import { writeGatelessTinyModel } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
 
@@ -59,7 +58,7 @@ describe('a converted Repoformer model in the completion engine', function () {
     retrievals = 0;
   });
 
-  it('is a Repoformer-family model with the gate and the paper\'s threshold', () => {
+  it("is a Repoformer-family model with the gate and the paper's threshold", () => {
     assert.equal(converted.info.family.family.id, 'repoformer');
     assert.equal(converted.info.family.hasGate, true);
     assert.ok(Math.abs(converted.info.gateThreshold! - GATE_THRESHOLD) < 1e-6);
@@ -81,13 +80,7 @@ describe('a converted Repoformer model in the completion engine', function () {
 
   it('decides as a policy model for a generator without a gate token, and Explain shows it', async () => {
     const plainPath = path.join(temp.dir, 'no-gate.gguf');
-    await rewriteGguf(TINY_MODEL, plainPath, (kvs) =>
-      kvs
-        .filter((kv) => !kv.key.startsWith('repogate.'))
-        .map((kv) => (kv.key === 'tokenizer.ggml.tokens'
-          ? { ...kv, value: (kv.value as string[]).map((t) => (t === '<cc>' ? '<unused_a>' : t === '<eof>' ? '<unused_b>' : t)) }
-          : kv)),
-    );
+    await writeGatelessTinyModel(plainPath);
     const plain = await CodeModel.load({ modelPath: plainPath, threads: 1, gpuLayers: 0 });
     try {
       assert.equal(plain.info.family.hasGate, false);

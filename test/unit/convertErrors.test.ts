@@ -42,7 +42,10 @@ describe('repogate convert: refusals and number formats', function () {
     assert.deepEqual(left, [], 'no output or partial file');
   }
 
-  for (const [file, global] of [['os-system.bin', 'posix.system'], ['builtins-eval.bin', '__builtin__.eval']]) {
+  for (const [file, global] of [
+    ['os-system.bin', 'posix.system'],
+    ['builtins-eval.bin', '__builtin__.eval'],
+  ]) {
     it(`refuses a pickle that calls ${global}, and nothing runs`, async () => {
       await fs.rm(MARKER, { force: true });
       await expectRefusal(
@@ -58,51 +61,78 @@ describe('repogate convert: refusals and number formats', function () {
   }
 
   it('reports a truncated .bin', async () => {
-    await expectRefusal(async (dir) => {
-      await layOut(dir, 'bin');
-      const file = path.join(dir, 'pytorch_model.bin');
-      await fs.truncate(file, Math.floor((await fs.stat(file)).size * 0.6));
-    }, 'truncated', /pytorch_model\.bin .*truncated/);
+    await expectRefusal(
+      async (dir) => {
+        await layOut(dir, 'bin');
+        const file = path.join(dir, 'pytorch_model.bin');
+        await fs.truncate(file, Math.floor((await fs.stat(file)).size * 0.6));
+      },
+      'truncated',
+      /pytorch_model\.bin .*truncated/,
+    );
   });
 
   it('reports a truncated .safetensors', async () => {
-    await expectRefusal(async (dir) => {
-      await layOut(dir, 'safetensors');
-      const file = path.join(dir, 'model.safetensors');
-      await fs.truncate(file, (await fs.stat(file)).size - 1000);
-    }, 'truncated', /model\.safetensors is truncated/);
+    await expectRefusal(
+      async (dir) => {
+        await layOut(dir, 'safetensors');
+        const file = path.join(dir, 'model.safetensors');
+        await fs.truncate(file, (await fs.stat(file)).size - 1000);
+      },
+      'truncated',
+      /model\.safetensors is truncated/,
+    );
   });
 
   it('reports a missing shard by name before writing anything', async () => {
-    await expectRefusal(async (dir) => {
-      await layOut(dir, 'sharded');
-      await fs.rm(path.join(dir, 'pytorch_model-00002-of-00002.bin'));
-    }, 'missing-file', /Shard pytorch_model-00002-of-00002\.bin listed in pytorch_model\.bin\.index\.json is missing/);
+    await expectRefusal(
+      async (dir) => {
+        await layOut(dir, 'sharded');
+        await fs.rm(path.join(dir, 'pytorch_model-00002-of-00002.bin'));
+      },
+      'missing-file',
+      /Shard pytorch_model-00002-of-00002\.bin listed in pytorch_model\.bin\.index\.json is missing/,
+    );
   });
 
   it('refuses a config of another architecture', async () => {
-    await expectRefusal(async (dir) => {
-      await layOut(dir, 'bin');
-      const config = JSON.parse(await fs.readFile(path.join(dir, 'config.json'), 'utf8'));
-      await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...config, model_type: 'llama', architectures: ['LlamaForCausalLM'] }));
-    }, 'architecture', /describes a llama model \(LlamaForCausalLM\), not GPTBigCode/);
+    await expectRefusal(
+      async (dir) => {
+        await layOut(dir, 'bin');
+        const config = JSON.parse(await fs.readFile(path.join(dir, 'config.json'), 'utf8'));
+        await fs.writeFile(
+          path.join(dir, 'config.json'),
+          JSON.stringify({ ...config, model_type: 'llama', architectures: ['LlamaForCausalLM'] }),
+        );
+      },
+      'architecture',
+      /describes a llama model \(LlamaForCausalLM\), not GPTBigCode/,
+    );
   });
 
   it('refuses a tokenizer whose size does not match the embedding', async () => {
-    await expectRefusal(async (dir) => {
-      await layOut(dir, 'bin');
-      const file = path.join(dir, 'tokenizer.json');
-      const json = JSON.parse(await fs.readFile(file, 'utf8'));
-      const vocab = Object.entries(json.model.vocab as Record<string, number>).sort((a, b) => a[1] - b[1]);
-      json.model.vocab = Object.fromEntries(vocab.slice(0, -5));
-      await fs.writeFile(file, JSON.stringify(json));
-      await fs.rm(path.join(dir, 'added_tokens.json'));
-    }, 'tokenizer', /has \d+ tokens but the model's embedding has \d+ rows/);
+    await expectRefusal(
+      async (dir) => {
+        await layOut(dir, 'bin');
+        const file = path.join(dir, 'tokenizer.json');
+        const json = JSON.parse(await fs.readFile(file, 'utf8'));
+        const vocab = Object.entries(json.model.vocab as Record<string, number>).sort((a, b) => a[1] - b[1]);
+        json.model.vocab = Object.fromEntries(vocab.slice(0, -5));
+        await fs.writeFile(file, JSON.stringify(json));
+        await fs.rm(path.join(dir, 'added_tokens.json'));
+      },
+      'tokenizer',
+      /has \d+ tokens but the model's embedding has \d+ rows/,
+    );
   });
 
-  it('adds <cc> and <eof> when the tokenizer files stop at the base vocabulary (the 16b repository\'s files)', async () => {
+  it('adds <cc> and <eof> when the tokenizer files stop at the base vocabulary (as the 16b files may)', async () => {
     const dir = path.join(temp.dir, 'base-only');
-    await layOut(dir, 'safetensors', METADATA_FILES.filter((f) => f !== 'added_tokens.json'));
+    await layOut(
+      dir,
+      'safetensors',
+      METADATA_FILES.filter((f) => f !== 'added_tokens.json'),
+    );
     const result = await convertCheckpoint({ dir, out: path.join(temp.dir, 'base.gguf'), type: 'f16' });
     assert.equal(result.hasGate, true);
   });
@@ -145,7 +175,10 @@ describe('repogate convert: refusals and number formats', function () {
     const out = Buffer.alloc(68);
     assert.equal(encode('Q8_0', x, 64, out), 68);
     assert.equal(out.readUInt16LE(0), 0x3c00); // d = 1
-    assert.deepEqual([0, 1, 2, 3, 4].map((i) => out.readInt8(2 + i)), [127, 3, -3, -127, 0]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((i) => out.readInt8(2 + i)),
+      [127, 3, -3, -127, 0],
+    );
     assert.equal(out.readUInt16LE(34), 0, 'an all-zero block has scale 0');
   });
 });

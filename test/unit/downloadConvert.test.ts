@@ -1,5 +1,5 @@
 /**
- * Download Model… → Repoformer: download → convert → validate against a real HTTP server on 127.0.0.1 that serves
+ * Download Model… → Repoformer: download → convert → validate against a real HTTP server on 127.0.0.1 serving
  * the tiny GPTBigCode fixture in the Hugging Face hub's layout (/{repo}/resolve/main/{file} and the tree API with
  * LFS sha256), through the project's real downloader and node-llama-cpp; with a download interrupted and resumed,
  * and a checksum mismatch.
@@ -55,8 +55,17 @@ async function startHub(repos: Repos): Promise<Hub> {
         const body = files.get(name)!;
         const sha = createHash('sha256').update(body).digest('hex');
         return {
-          type: 'file', path: name, size: body.length,
-          ...(LFS.test(name) ? { lfs: { oid: hub.wrongSha.has(name) ? sha.replace(/^./, (c) => (c === '0' ? '1' : '0')) : sha, size: body.length } } : {}),
+          type: 'file',
+          path: name,
+          size: body.length,
+          ...(LFS.test(name)
+            ? {
+                lfs: {
+                  oid: hub.wrongSha.has(name) ? sha.replace(/^./, (c) => (c === '0' ? '1' : '0')) : sha,
+                  size: body.length,
+                },
+              }
+            : {}),
         };
       });
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(entries));
@@ -72,7 +81,9 @@ async function startHub(repos: Repos): Promise<Hub> {
     const start = r ? Number(r[1]) : 0;
     const end = r && r[2] ? Math.min(Number(r[2]), body.length - 1) : body.length - 1;
     res.writeHead(r ? 206 : 200, {
-      'Content-Length': end - start + 1, 'Accept-Ranges': 'bytes', 'Content-Type': 'application/octet-stream',
+      'Content-Length': end - start + 1,
+      'Accept-Ranges': 'bytes',
+      'Content-Type': 'application/octet-stream',
       ...(r ? { 'Content-Range': `bytes ${start}-${end}/${body.length}` } : {}),
     });
     if (req.method === 'HEAD') return void res.end();
@@ -115,8 +126,11 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
   });
 
   const options = (signal?: AbortSignal) => ({
-    hubBaseUrl: hub.base, repo: WEIGHTS_REPO, tokenizerRepo: TOKENIZER_REPO,
-    directory: path.join(temp.dir, 'repoformer-1b-source'), out: path.join(temp.dir, 'models', 'repoformer-1b.q8_0.gguf'),
+    hubBaseUrl: hub.base,
+    repo: WEIGHTS_REPO,
+    tokenizerRepo: TOKENIZER_REPO,
+    directory: path.join(temp.dir, 'repoformer-1b-source'),
+    out: path.join(temp.dir, 'models', 'repoformer-1b.q8_0.gguf'),
     signal,
   });
 
@@ -125,7 +139,10 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
     const synthetic = path.join(temp.dir, 'synthetic');
     await writeSyntheticCheckpoint(synthetic, { nEmbd: 256, nHead: 4, nLayer: 2, nPositions: 256 });
     await hub.close();
-    const served = { 'config.json': path.join(synthetic, 'config.json'), 'model.safetensors': path.join(synthetic, 'model.safetensors') };
+    const served = {
+      'config.json': path.join(synthetic, 'config.json'),
+      'model.safetensors': path.join(synthetic, 'model.safetensors'),
+    };
     hub = await startHub({ [WEIGHTS_REPO]: served, ...tokenizerRepo });
     hub.stall.add('model.safetensors');
     const size = (await fs.stat(served['model.safetensors'])).size;
@@ -153,7 +170,10 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
     assert.deepEqual([...new Set(stages)], ['download', 'convert', 'validate']);
     const again = hub.requests.slice(before).filter((r) => r.path.endsWith('/model.safetensors') && r.range);
     const starts = again.map((r) => Number(/=(\d+)/.exec(r.range!)![1]));
-    assert.ok(starts.length > 0 && starts.every((s) => s > 0), `only the unfinished part was fetched again: ${JSON.stringify(again)}`);
+    assert.ok(
+      starts.length > 0 && starts.every((s) => s > 0),
+      `only the unfinished part was fetched again: ${JSON.stringify(again)}`,
+    );
     const source = await fs.readFile(served['model.safetensors']);
     assert.ok(source.equals(await fs.readFile(path.join(result.sourceDirectory, 'model.safetensors'))));
     const header = await readGguf(result.modelPath);
@@ -164,7 +184,10 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
 
   it('downloads a .bin checkpoint (the 1b layout), converts and validates it', async () => {
     const result = await fetchAndConvert(options());
-    assert.equal((await readGguf(result.modelPath)).metadata.get('repogate.gate_token_id'), (await readReference()).ccId);
+    assert.equal(
+      (await readGguf(result.modelPath)).metadata.get('repogate.gate_token_id'),
+      (await readReference()).ccId,
+    );
   });
 
   it('rejects a checksum mismatch: no weights file under its name, no model', async () => {
@@ -180,6 +203,9 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
   });
 
   it('names a missing repository', async () => {
-    await assert.rejects(fetchAndConvert({ ...options(), repo: 'xiaowu0162/repoformer-9z' }), /Listing xiaowu0162\/repoformer-9z failed: HTTP 404/);
+    await assert.rejects(
+      fetchAndConvert({ ...options(), repo: 'xiaowu0162/repoformer-9z' }),
+      /Listing xiaowu0162\/repoformer-9z failed: HTTP 404/,
+    );
   });
 });

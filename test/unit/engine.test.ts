@@ -13,8 +13,7 @@ import { CodeModel } from '../../src/model/codeModel';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { RetrievalRequest } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
-import { rewriteGguf } from '../helpers/ggufWrite';
-import { TINY_MODEL } from '../helpers/tinyModel';
+import { TINY_MODEL, writeGatelessTinyModel } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
 
@@ -116,14 +115,9 @@ describe('completion engine with the tiny model', function () {
   });
 
   it('a policy model decides for a generator without a gate token; without one, token falls back to the heuristic', async () => {
-    // The tiny model with <cc>/<eof> renamed and its repogate.* metadata removed: a plain StarCoder-style FIM model.
     const { dir, cleanup } = await tempDir();
     const plainPath = path.join(dir, 'no-gate.gguf');
-    await rewriteGguf(TINY_MODEL, plainPath, (kvs) =>
-      kvs
-        .filter((kv) => !kv.key.startsWith('repogate.'))
-        .map((kv) => (kv.key === 'tokenizer.ggml.tokens' ? { ...kv, value: (kv.value as string[]).map((t) => (t === '<cc>' ? '<unused_a>' : t === '<eof>' ? '<unused_b>' : t)) } : kv)),
-    );
+    await writeGatelessTinyModel(plainPath);
     const plain = await CodeModel.load({ modelPath: plainPath, threads: 1, gpuLayers: 0 });
     try {
       assert.equal(plain.info.family.hasGate, false);

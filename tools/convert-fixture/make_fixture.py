@@ -20,8 +20,12 @@ import json
 import math
 import os
 import struct
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tiny-model'))
+from tok import bytes_to_unicode  # noqa: E402  (GPT-2's byte -> character table)
 
 STARCODER_SPECIALS = [
     '<|endoftext|>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>', '<fim_pad>', '<filename>', '<gh_stars>',
@@ -320,19 +324,6 @@ def write_malicious(out):
              'builtins-eval.bin': Reduce(eval, f"__import__('os').system('touch {MARKER}')")}
     for name, payload in cases.items():
         torch.save({'transformer.wte.weight': payload}, os.path.join(out, name))
-
-
-def bytes_to_unicode():
-    """GPT-2's byte -> printable character table (the byte-level BPE alphabet)."""
-    bs = list(range(ord('!'), ord('~') + 1)) + list(range(ord('¡'), ord('¬') + 1)) + list(range(ord('®'), ord('ÿ') + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
 
 
 if __name__ == '__main__':

@@ -25,19 +25,27 @@ const work = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'repogate-rss-'));
 const dir = join(work, 'checkpoint');
 const { largestTensorBytes, fileBytes } = await writeSyntheticCheckpoint(dir, SHAPE);
 const bound = 1.5 * largestTensorBytes + 200 * MB;
-console.log(`checkpoint: ${(fileBytes / MB).toFixed(0)} MiB, largest tensor ${(largestTensorBytes / MB).toFixed(0)} MiB, ` +
-  `bound ${(bound / MB).toFixed(0)} MiB`);
+console.log(
+  `checkpoint: ${(fileBytes / MB).toFixed(0)} MiB, largest tensor ${(largestTensorBytes / MB).toFixed(0)} MiB, ` +
+    `bound ${(bound / MB).toFixed(0)} MiB`,
+);
 let failed = false;
 for (const type of ['q8_0', 'f16']) {
   const out = join(work, `synthetic.${type}.gguf`);
   const started = Date.now();
-  const run = spawnSync('/usr/bin/time', ['-v', process.execPath, join(root, 'out/src/cli/main.js'), 'convert', dir,
-    '--out', out, '--type', type], { encoding: 'utf8', maxBuffer: 64 * MB });
+  const run = spawnSync(
+    '/usr/bin/time',
+    ['-v', process.execPath, join(root, 'out/src/cli/main.js'), 'convert', dir, '--out', out, '--type', type],
+    { encoding: 'utf8', maxBuffer: 64 * MB },
+  );
   if (run.status !== 0) throw new Error(`convert failed: ${run.stderr}`);
   const seconds = (Date.now() - started) / 1000;
   const peakKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr)?.[1]);
-  console.log(`${type}: peak RSS ${(peakKb / 1024).toFixed(0)} MiB, ${seconds.toFixed(1)} s, output ${(statSync(out).size / MB).toFixed(0)} MiB` +
-    ` -> ${peakKb * 1024 < bound ? 'under' : 'OVER'} the bound`);
+  console.log(
+    `${type}: peak RSS ${(peakKb / 1024).toFixed(0)} MiB, ${seconds.toFixed(1)} s, ` +
+      `output ${(statSync(out).size / MB).toFixed(0)} MiB` +
+      ` -> ${peakKb * 1024 < bound ? 'under' : 'OVER'} the bound`,
+  );
   failed ||= peakKb * 1024 >= bound;
   rmSync(out);
 }

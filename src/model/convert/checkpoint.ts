@@ -22,6 +22,8 @@ export interface TensorSource {
   identity: string;
 }
 
+/** A bare pickle's first byte (PROTO): torch's legacy, pre-zip format. */
+const PICKLE_PROTO = 0x80;
 const ELEMENT_BYTES: Readonly<Record<StorageDtype, number>> = { F32: 4, F16: 2, BF16: 2 };
 const SAFETENSORS_DTYPES: ReadonlySet<string> = new Set(['F32', 'F16', 'BF16']);
 /** A safetensors header beyond this is not a weights file (the format's own reference limit is 100 MB). */
@@ -37,7 +39,10 @@ export const elementCount = (shape: readonly number[]): number => shape.reduce((
 export const byteLength = (t: TensorSource): number => elementCount(t.shape) * ELEMENT_BYTES[t.dtype];
 
 async function exists(file: string): Promise<boolean> {
-  return fs.stat(file).then((s) => s.isFile(), () => false);
+  return fs.stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 /** The weight files of dir: the shards an index names, or the single file. */
@@ -96,9 +101,19 @@ async function torchTensors(file: string): Promise<TensorSource[]> {
   const fh = await fs.open(file, 'r');
   try {
     const size = (await fh.stat()).size;
+    const magic = Buffer.alloc(2);
+    await fh.read(magic, 0, 2, 0);
+    if (magic[0] === PICKLE_PROTO) {
+      throw new CheckpointError(
+        'unsupported',
+        `${file} is in torch's legacy format (before torch 1.6), which this ` +
+          'converter does not read: save it again with torch.save in a current torch.',
+      );
+    }
     const entries = await readZipIndex(fh, size, path.basename(file));
     const pkl = [...entries.values()].find((e) => e.name.endsWith('/data.pkl') || e.name === 'data.pkl');
-    if (!pkl) throw new CheckpointError('unsupported', `${file} is a zip file but not a torch checkpoint (no data.pkl).`);
+    if (!pkl)
+      throw new CheckpointError('unsupported', `${file} is a zip file but not a torch checkpoint (no data.pkl).`);
     const prefix = pkl.name.slice(0, -'data.pkl'.length);
     const byteorder = entries.get(`${prefix}byteorder`);
     if (byteorder) {
@@ -111,12 +126,16 @@ async function torchTensors(file: string): Promise<TensorSource[]> {
     const out: TensorSource[] = [];
     for (const [name, t] of readStateDictPickle(pickle, path.basename(file))) {
       const entry = entries.get(`${prefix}data/${t.storageKey}`);
-      if (!entry) throw new CheckpointError('truncated', `${file}: the data of ${name} is missing: the file is damaged.`);
+      if (!entry)
+        throw new CheckpointError('truncated', `${file}: the data of ${name} is missing: the file is damaged.`);
       if (!isContiguous(t.shape, t.stride)) {
         throw new CheckpointError('unsupported', `${file}: ${name} is not stored contiguously.`);
       }
       const source: TensorSource = {
-        name, dtype: t.dtype, shape: t.shape, file,
+        name,
+        dtype: t.dtype,
+        shape: t.shape,
+        file,
         offset: entry.dataOffset + t.storageOffset * ELEMENT_BYTES[t.dtype],
         identity: `${file}#${t.storageKey}@${t.storageOffset}:${t.shape.join('x')}`,
       };
@@ -141,7 +160,8 @@ async function safetensorsTensors(file: string): Promise<TensorSource[]> {
     const head = Buffer.alloc(8);
     await fh.read(head, 0, 8, 0);
     const headerLength = Number(head.readBigUInt64LE(0));
-    if (headerLength > MAX_SAFETENSORS_HEADER) throw new CheckpointError('unsupported', `${file} is not a safetensors file.`);
+    if (headerLength > MAX_SAFETENSORS_HEADER)
+      throw new CheckpointError('unsupported', `${file} is not a safetensors file.`);
     if (8 + headerLength > size) throw truncated();
     const json = Buffer.alloc(headerLength);
     await fh.read(json, 0, headerLength, 8);
@@ -160,10 +180,15 @@ async function safetensorsTensors(file: string): Promise<TensorSource[]> {
       }
       const [begin, end] = info.data_offsets;
       const source: TensorSource = {
-        name, dtype: info.dtype as StorageDtype, shape: info.shape, file, offset: base + begin,
+        name,
+        dtype: info.dtype as StorageDtype,
+        shape: info.shape,
+        file,
+        offset: base + begin,
         identity: `${file}@${begin}`,
       };
-      if (end - begin !== byteLength(source)) throw new CheckpointError('unsupported', `${file}: ${name} has a bad size.`);
+      if (end - begin !== byteLength(source))
+        throw new CheckpointError('unsupported', `${file}: ${name} has a bad size.`);
       if (base + end > size) throw truncated();
       out.push(source);
     }

@@ -63,7 +63,10 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
   try {
     configText = await fs.readFile(configPath, 'utf8');
   } catch {
-    throw new CheckpointError('missing-file', `${configPath} is missing: a checkpoint directory needs its config.json.`);
+    throw new CheckpointError(
+      'missing-file',
+      `${configPath} is missing: a checkpoint directory needs its config.json.`,
+    );
   }
   let configJson: Record<string, unknown>;
   try {
@@ -81,16 +84,31 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
   // A state dict saved from the live model keeps lm_head.weight as a view of the token embedding: tied.
   const output = byName.get('output.weight');
   if (output && output.identity === byName.get('token_embd.weight')?.identity) byName.delete('output.weight');
-  const missing = requiredNames(config).filter((n) => !byName.has(n));
+  const required = requiredNames(config);
+  const extra = [...byName.keys()].filter((n) => n !== 'output.weight' && !required.includes(n));
+  if (extra.length > 0) {
+    throw new CheckpointError(
+      'config',
+      `The checkpoint has ${extra.slice(0, 3).join(', ')}, beyond config.json's ` +
+        `${config.nLayer} blocks: config.json does not belong to these weights.`,
+    );
+  }
+  const missing = required.filter((n) => !byName.has(n));
   if (missing.length > 0) {
-    throw new CheckpointError('missing-file', `The checkpoint in ${dir} lacks ${missing.slice(0, 3).join(', ')}` +
-      `${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}: a weights file is incomplete or missing.`);
+    throw new CheckpointError(
+      'missing-file',
+      `The checkpoint in ${dir} lacks ${missing.slice(0, 3).join(', ')}` +
+        `${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}: a weights file is incomplete or missing.`,
+    );
   }
   const nInner = byName.get('blk.0.ffn_up.weight')!.shape[0];
   for (const [name, source] of byName) {
     const want = expectedShape(config, name, nInner);
     if (want && want.join('x') !== source.shape.join('x')) {
-      throw new CheckpointError('config', `${source.name} has shape [${source.shape}], but config.json implies [${want}].`);
+      throw new CheckpointError(
+        'config',
+        `${source.name} has shape [${source.shape}], but config.json implies [${want}].`,
+      );
     }
   }
   const vocab = await readVocabulary(dir, config.vocabSize);
@@ -101,7 +119,10 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
     ...tokenizerKvs(vocab),
     ...repogateKvs(vocab),
   ];
-  const header = encodeGgufHeader(kvs, plan.map((t) => t.info));
+  const header = encodeGgufHeader(
+    kvs,
+    plan.map((t) => t.info),
+  );
   const align = alignmentOf(kvs);
   const totalBytes = plan.reduce((a, t) => a + t.bytes, 0);
 
@@ -135,7 +156,13 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
   } finally {
     for (const fh of handles.values()) await fh.close().catch(() => undefined);
   }
-  return { out, tensors: plan.length, bytes: header.length + totalBytes, hasGate: vocab.gate !== undefined, ms: performance.now() - started };
+  return {
+    out,
+    tensors: plan.length,
+    bytes: header.length + totalBytes,
+    hasGate: vocab.gate !== undefined,
+    ms: performance.now() - started,
+  };
 }
 
 /** Types and offsets: 1-D tensors and position embeddings stay f32, as llama.cpp's own converter keeps them. */
@@ -146,7 +173,8 @@ function planTensors(byName: Map<string, TensorSource>, type: OutputType): Plann
   for (const name of order) {
     const source = byName.get(name)!;
     const dims = [...source.shape].reverse();
-    let out: GgmlOutType = dims.length === 1 || name === 'position_embd.weight' ? 'F32' : type === 'f16' ? 'F16' : 'Q8_0';
+    let out: GgmlOutType =
+      dims.length === 1 || name === 'position_embd.weight' ? 'F32' : type === 'f16' ? 'F16' : 'Q8_0';
     // Q8_0 blocks run along a row: a row length that is not a multiple of 32 stays f16.
     if (out === 'Q8_0' && dims[0] % Q8_0_BLOCK !== 0) out = 'F16';
     const bytes = outputBytes(out, elementCount(source.shape));
@@ -162,7 +190,12 @@ function rank(name: string): number {
   return name.startsWith('blk.') ? 1 : 2;
 }
 
-async function convertTensor(t: PlannedTensor, fh: FileHandle, dest: FileHandle, signal?: AbortSignal): Promise<number> {
+async function convertTensor(
+  t: PlannedTensor,
+  fh: FileHandle,
+  dest: FileHandle,
+  signal?: AbortSignal,
+): Promise<number> {
   const n = elementCount(t.source.shape);
   const elementBytes = byteLength(t.source) / n;
   const chunk = Math.min(n, CHUNK_ELEMENTS);
@@ -228,7 +261,10 @@ function tokenizerKvs(v: GgufVocabulary): GgufKv[] {
 function repogateKvs(v: GgufVocabulary): GgufKv[] {
   if (!v.gate) return [];
   return [
-    kv.str('repogate.prompt_layout', `<fim_prefix>{left}<fim_suffix>{right}${EOF_TOKEN}[${GATE_TOKEN}{cc}]<fim_middle>{middle}`),
+    kv.str(
+      'repogate.prompt_layout',
+      `<fim_prefix>{left}<fim_suffix>{right}${EOF_TOKEN}[${GATE_TOKEN}{cc}]<fim_middle>{middle}`,
+    ),
     kv.str('repogate.gate_token', GATE_TOKEN),
     kv.u32('repogate.gate_token_id', v.gate.cc),
     kv.str('repogate.eof_token', EOF_TOKEN),

@@ -2,7 +2,14 @@
  * The GGUF v3 header as bytes: magic, counts, typed metadata and tensor infos, padded to general.alignment, so
  * that tensor data can follow it in a stream. Layout: see ../gguf.ts, whose reader reads what this writes.
  */
-import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufType, type GgufTensorInfo, type GgufTypeInfo, type GgufValue } from '../gguf';
+import {
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  GgufType,
+  type GgufTensorInfo,
+  type GgufTypeInfo,
+  type GgufValue,
+} from '../gguf';
 
 export interface GgufKv {
   key: string;
@@ -43,18 +50,41 @@ class ByteWriter {
     const b = Buffer.alloc(8);
     let end: number; // Buffer's write methods return the offset after what they wrote
     switch (type) {
-      case GgufType.UINT8: end = b.writeUInt8(v as number); break;
-      case GgufType.INT8: end = b.writeInt8(v as number); break;
-      case GgufType.UINT16: end = b.writeUInt16LE(v as number); break;
-      case GgufType.INT16: end = b.writeInt16LE(v as number); break;
-      case GgufType.UINT32: end = b.writeUInt32LE(v as number); break;
-      case GgufType.INT32: end = b.writeInt32LE(v as number); break;
-      case GgufType.FLOAT32: end = b.writeFloatLE(v as number); break;
-      case GgufType.BOOL: end = b.writeUInt8(v ? 1 : 0); break;
-      case GgufType.UINT64: end = b.writeBigUInt64LE(BigInt(v as bigint)); break;
-      case GgufType.INT64: end = b.writeBigInt64LE(BigInt(v as bigint)); break;
-      case GgufType.FLOAT64: end = b.writeDoubleLE(v as number); break;
-      default: throw new Error(`cannot write GGUF type ${type} as a scalar`);
+      case GgufType.UINT8:
+        end = b.writeUInt8(v as number);
+        break;
+      case GgufType.INT8:
+        end = b.writeInt8(v as number);
+        break;
+      case GgufType.UINT16:
+        end = b.writeUInt16LE(v as number);
+        break;
+      case GgufType.INT16:
+        end = b.writeInt16LE(v as number);
+        break;
+      case GgufType.UINT32:
+        end = b.writeUInt32LE(v as number);
+        break;
+      case GgufType.INT32:
+        end = b.writeInt32LE(v as number);
+        break;
+      case GgufType.FLOAT32:
+        end = b.writeFloatLE(v as number);
+        break;
+      case GgufType.BOOL:
+        end = b.writeUInt8(v ? 1 : 0);
+        break;
+      case GgufType.UINT64:
+        end = b.writeBigUInt64LE(BigInt(v as bigint));
+        break;
+      case GgufType.INT64:
+        end = b.writeBigInt64LE(BigInt(v as bigint));
+        break;
+      case GgufType.FLOAT64:
+        end = b.writeDoubleLE(v as number);
+        break;
+      default:
+        throw new Error(`cannot write GGUF type ${type} as a scalar`);
     }
     this.push(b.subarray(0, end));
   }
@@ -108,9 +138,13 @@ export const kv = {
   f32: (key: string, value: number): GgufKv => ({ key, type: { type: GgufType.FLOAT32 }, value }),
   bool: (key: string, value: boolean): GgufKv => ({ key, type: { type: GgufType.BOOL }, value }),
   strs: (key: string, value: string[]): GgufKv => ({
-    key, type: { type: GgufType.ARRAY, elementType: GgufType.STRING }, value,
+    key,
+    type: { type: GgufType.ARRAY, elementType: GgufType.STRING },
+    value,
   }),
   i32s: (key: string, value: number[]): GgufKv => ({
-    key, type: { type: GgufType.ARRAY, elementType: GgufType.INT32 }, value,
+    key,
+    type: { type: GgufType.ARRAY, elementType: GgufType.INT32 },
+    value,
   }),
 };

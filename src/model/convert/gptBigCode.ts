@@ -38,7 +38,10 @@ export function readConfig(config: Record<string, unknown>, file: string): GptBi
   }
   const activation = config.activation_function ?? 'gelu_pytorch_tanh';
   if (typeof activation !== 'string' || !TANH_GELU.has(activation)) {
-    throw new CheckpointError('unsupported', `${file}: activation ${String(activation)} is not the tanh GELU llama.cpp uses.`);
+    throw new CheckpointError(
+      'unsupported',
+      `${file}: activation ${String(activation)} is not the tanh GELU llama.cpp uses.`,
+    );
   }
   const int = (key: string): number => {
     const v = config[key];
@@ -50,8 +53,12 @@ export function readConfig(config: Record<string, unknown>, file: string): GptBi
   const eps = config.layer_norm_epsilon ?? 1e-5;
   if (typeof eps !== 'number') throw new CheckpointError('config', `${file}: layer_norm_epsilon is not a number.`);
   return {
-    nEmbd: int('n_embd'), nHead: int('n_head'), nLayer: int('n_layer'), nPositions: int('n_positions'),
-    layerNormEpsilon: eps, vocabSize: int('vocab_size'),
+    nEmbd: int('n_embd'),
+    nHead: int('n_head'),
+    nLayer: int('n_layer'),
+    nPositions: int('n_positions'),
+    layerNormEpsilon: eps,
+    vocabSize: int('vocab_size'),
   };
 }
 
@@ -59,12 +66,18 @@ export function readConfig(config: Record<string, unknown>, file: string): GptBi
 const IGNORED = /^(?:transformer\.)?h\.\d+\.attn\.(?:bias|masked_bias)$/;
 
 const LAYER_NAMES: Readonly<Record<string, string>> = {
-  'ln_1': 'attn_norm', 'attn.c_attn': 'attn_qkv', 'attn.c_proj': 'attn_output',
-  'ln_2': 'ffn_norm', 'mlp.c_fc': 'ffn_up', 'mlp.c_proj': 'ffn_down',
+  ln_1: 'attn_norm',
+  'attn.c_attn': 'attn_qkv',
+  'attn.c_proj': 'attn_output',
+  ln_2: 'ffn_norm',
+  'mlp.c_fc': 'ffn_up',
+  'mlp.c_proj': 'ffn_down',
 };
 const TOP_NAMES: Readonly<Record<string, string>> = {
-  'wte.weight': 'token_embd.weight', 'wpe.weight': 'position_embd.weight',
-  'ln_f.weight': 'output_norm.weight', 'ln_f.bias': 'output_norm.bias',
+  'wte.weight': 'token_embd.weight',
+  'wpe.weight': 'position_embd.weight',
+  'ln_f.weight': 'output_norm.weight',
+  'ln_f.bias': 'output_norm.bias',
 };
 
 /** The GGUF name of a checkpoint tensor; null for a buffer to skip; throws for a tensor GPTBigCode does not have. */
@@ -72,9 +85,9 @@ export function ggufName(name: string): string | null {
   if (IGNORED.test(name)) return null;
   if (name === 'lm_head.weight') return 'output.weight';
   const bare = name.replace(/^transformer\./, '');
-  if (TOP_NAMES[bare]) return TOP_NAMES[bare];
+  if (Object.hasOwn(TOP_NAMES, bare)) return TOP_NAMES[bare];
   const m = /^h\.(\d+)\.(.+)\.(weight|bias)$/.exec(bare);
-  const mapped = m && LAYER_NAMES[m[2]];
+  const mapped = m && Object.hasOwn(LAYER_NAMES, m[2]) ? LAYER_NAMES[m[2]] : undefined;
   if (m && mapped) return `blk.${m[1]}.${mapped}.${m[3]}`;
   throw new CheckpointError('unsupported', `The checkpoint has a tensor ${name} that GPTBigCode does not have.`);
 }
@@ -93,14 +106,26 @@ export function expectedShape(c: GptBigCodeConfig, gguf: string, nInner: number)
   const headDim = c.nEmbd / c.nHead;
   const qkv = c.nEmbd + 2 * headDim;
   const table: Record<string, number[]> = {
-    'token_embd.weight': [c.vocabSize, c.nEmbd], 'output.weight': [c.vocabSize, c.nEmbd],
-    'position_embd.weight': [c.nPositions, c.nEmbd], 'output_norm.weight': [c.nEmbd], 'output_norm.bias': [c.nEmbd],
-    'attn_norm.weight': [c.nEmbd], 'attn_norm.bias': [c.nEmbd], 'ffn_norm.weight': [c.nEmbd], 'ffn_norm.bias': [c.nEmbd],
-    'attn_qkv.weight': [qkv, c.nEmbd], 'attn_qkv.bias': [qkv], 'attn_output.weight': [c.nEmbd, c.nEmbd],
-    'attn_output.bias': [c.nEmbd], 'ffn_up.weight': [nInner, c.nEmbd], 'ffn_up.bias': [nInner],
-    'ffn_down.weight': [c.nEmbd, nInner], 'ffn_down.bias': [c.nEmbd],
+    'token_embd.weight': [c.vocabSize, c.nEmbd],
+    'output.weight': [c.vocabSize, c.nEmbd],
+    'position_embd.weight': [c.nPositions, c.nEmbd],
+    'output_norm.weight': [c.nEmbd],
+    'output_norm.bias': [c.nEmbd],
+    'attn_norm.weight': [c.nEmbd],
+    'attn_norm.bias': [c.nEmbd],
+    'ffn_norm.weight': [c.nEmbd],
+    'ffn_norm.bias': [c.nEmbd],
+    'attn_qkv.weight': [qkv, c.nEmbd],
+    'attn_qkv.bias': [qkv],
+    'attn_output.weight': [c.nEmbd, c.nEmbd],
+    'attn_output.bias': [c.nEmbd],
+    'ffn_up.weight': [nInner, c.nEmbd],
+    'ffn_up.bias': [nInner],
+    'ffn_down.weight': [c.nEmbd, nInner],
+    'ffn_down.bias': [c.nEmbd],
   };
-  return table[gguf.replace(/^blk\.\d+\./, '')];
+  const key = gguf.replace(/^blk\.\d+\./, '');
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
 /** Hyperparameters as llama.cpp's starcoder loader reads them (llama-model.cpp, llama-hparams). */

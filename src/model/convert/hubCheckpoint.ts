@@ -82,29 +82,51 @@ export function hubUrl(base: string, repo: string, revision: string, file: strin
   return `${base.replace(/\/+$/, '')}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
 }
 
-async function listRepo(base: string, repo: string, revision: string, options: FetchCheckpointOptions): Promise<TreeEntry[]> {
+async function listRepo(
+  base: string,
+  repo: string,
+  revision: string,
+  options: FetchCheckpointOptions,
+): Promise<TreeEntry[]> {
   const url = `${base.replace(/\/+$/, '')}/api/models/${repo}/tree/${encodeURIComponent(revision)}`;
   let response: Response;
   try {
     response = await fetch(url, { headers: options.headers, signal: options.signal });
   } catch (error) {
     if (options.signal?.aborted) throw new DownloadError('cancelled', 'The download was cancelled.', 'Download again.');
-    throw new DownloadError('network', `Could not list ${repo}: ${(error as Error).message}`,
-      'Check the internet connection, or the "repogate.hubBaseUrl" setting for a mirror.', { cause: error });
+    throw new DownloadError(
+      'network',
+      `Could not list ${repo}: ${(error as Error).message}`,
+      'Check the internet connection, or the "repogate.hubBaseUrl" setting for a mirror.',
+      { cause: error },
+    );
   }
   if (!response.ok) {
-    throw new DownloadError('network', `Listing ${repo} failed: HTTP ${response.status} from ${url}.`,
+    throw new DownloadError(
+      'network',
+      `Listing ${repo} failed: HTTP ${response.status} from ${url}.`,
       response.status === 401 || response.status === 403
         ? 'The hub refused access; a gated repository needs an access token in HF_TOKEN.'
-        : 'Check the repository name and the "repogate.hubBaseUrl" setting (a mirror must serve the hub API).');
+        : 'Check the repository name and the "repogate.hubBaseUrl" setting (a mirror must serve the hub API).',
+    );
   }
   return (await response.json()) as TreeEntry[];
 }
 
-const toHubFile = (repo: string, e: TreeEntry): HubFile => ({ repo, path: e.path, size: e.lfs?.size ?? e.size, sha256: e.lfs?.oid });
+const toHubFile = (repo: string, e: TreeEntry): HubFile => ({
+  repo,
+  path: e.path,
+  size: e.lfs?.size ?? e.size,
+  sha256: e.lfs?.oid,
+});
 
 /** config.json and the weights of one layout (safetensors first), then the tokenizer files the tokenizer repo has. */
-export function chooseFiles(repo: string, weights: TreeEntry[], tokenizerRepo: string, tokenizer: TreeEntry[]): HubFile[] {
+export function chooseFiles(
+  repo: string,
+  weights: TreeEntry[],
+  tokenizerRepo: string,
+  tokenizer: TreeEntry[],
+): HubFile[] {
   const byPath = new Map(weights.filter((e) => e.type === 'file').map((e) => [e.path, e]));
   const config = byPath.get('config.json');
   if (!config) throw new DownloadError('network', `${repo} has no config.json.`, 'Check the repository name.');
@@ -115,11 +137,21 @@ export function chooseFiles(repo: string, weights: TreeEntry[], tokenizerRepo: s
     const files = index ? [index, ...[...byPath.values()].filter((e) => layout.shard.test(e.path))] : [single!];
     const tokenizerFiles = tokenizer.filter((e) => e.type === 'file' && TOKENIZER_FILES.includes(e.path));
     if (!tokenizerFiles.some((e) => e.path === 'tokenizer.json')) {
-      throw new DownloadError('network', `${tokenizerRepo} has no tokenizer.json.`, 'Choose a repository with StarCoder\'s tokenizer.');
+      throw new DownloadError(
+        'network',
+        `${tokenizerRepo} has no tokenizer.json.`,
+        "Choose a repository with StarCoder's tokenizer.",
+      );
     }
-    return [config, ...files].map((e) => toHubFile(repo, e)).concat(tokenizerFiles.map((e) => toHubFile(tokenizerRepo, e)));
+    return [config, ...files]
+      .map((e) => toHubFile(repo, e))
+      .concat(tokenizerFiles.map((e) => toHubFile(tokenizerRepo, e)));
   }
-  throw new DownloadError('network', `${repo} has no pytorch_model.bin or model.safetensors weights.`, 'Check the repository name.');
+  throw new DownloadError(
+    'network',
+    `${repo} has no pytorch_model.bin or model.safetensors weights.`,
+    'Check the repository name.',
+  );
 }
 
 async function freeBytes(directory: string): Promise<number> {
@@ -128,7 +160,10 @@ async function freeBytes(directory: string): Promise<number> {
 }
 
 async function sizeOf(file: string): Promise<number> {
-  return fs.stat(file).then((s) => s.size, () => 0);
+  return fs.stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
 }
 
 /** Downloads (resuming what is there), converts, validates; the caller may then delete sourceDirectory. */
@@ -140,41 +175,57 @@ export async function fetchAndConvert(options: FetchCheckpointOptions): Promise<
   await fs.mkdir(options.directory, { recursive: true });
   await fs.mkdir(path.dirname(path.resolve(options.out)), { recursive: true });
   const files = chooseFiles(
-    options.repo, await listRepo(base, options.repo, revision, options),
-    tokenizerRepo, await listRepo(base, tokenizerRepo, revision, options),
+    options.repo,
+    await listRepo(base, options.repo, revision, options),
+    tokenizerRepo,
+    await listRepo(base, tokenizerRepo, revision, options),
   );
 
   const sourceBytes = files.reduce((a, f) => a + f.size, 0);
   let toFetch = 0;
-  for (const f of files) if ((await sizeOf(path.join(options.directory, path.basename(f.path)))) !== f.size) toFetch += f.size;
+  for (const f of files)
+    if ((await sizeOf(path.join(options.directory, path.basename(f.path)))) !== f.size) toFetch += f.size;
   const weightBytes = files.filter((f) => /\.(bin|safetensors)$/.test(f.path)).reduce((a, f) => a + f.size, 0);
   // fp32 checkpoints: 4 bytes per parameter.
   const outputBytes = (weightBytes / 4) * OUTPUT_BYTES_PER_PARAMETER[type];
   const needed = toFetch + outputBytes + DISK_MARGIN_BYTES;
   const free = await freeBytes(options.directory);
   if (free < needed) {
-    throw new DownloadError('disk', `Not enough disk space: ${gb(needed)} needed (download ${gb(toFetch)}, model ` +
-      `${gb(outputBytes)}), ${gb(free)} free in ${options.directory}.`,
-      'Free some disk space or choose a smaller model, then try again; what was downloaded so far is kept.');
+    throw new DownloadError(
+      'disk',
+      `Not enough disk space: ${gb(needed)} needed (download ${gb(toFetch)}, model ` +
+        `${gb(outputBytes)}), ${gb(free)} free in ${options.directory}.`,
+      'Free some disk space or choose a smaller model, then try again; what was downloaded so far is kept.',
+    );
   }
 
   for (const f of files) {
     const fileName = path.basename(f.path);
     const local = path.join(options.directory, fileName);
     // Fetched by an earlier attempt (the conversion failed or was cancelled): keep it if it is still right.
-    if ((await sizeOf(local)) === f.size && (!f.sha256 || (await sha256File(local, options.signal)) === f.sha256)) continue;
+    if ((await sizeOf(local)) === f.size && (!f.sha256 || (await sha256File(local, options.signal)) === f.sha256))
+      continue;
     options.onStage?.('download', fileName);
     await downloadModel({
-      url: hubUrl(base, f.repo, revision, f.path), directory: options.directory, fileName, sha256: f.sha256,
-      gguf: false, headers: options.headers, signal: options.signal,
+      url: hubUrl(base, f.repo, revision, f.path),
+      directory: options.directory,
+      fileName,
+      sha256: f.sha256,
+      gguf: false,
+      headers: options.headers,
+      signal: options.signal,
       onProgress: (p) => options.onDownloadProgress?.({ ...p, file: fileName }),
     });
   }
 
   options.onStage?.('convert', options.out);
   await convertCheckpoint({
-    dir: options.directory, out: options.out, type, name: path.basename(options.repo),
-    signal: options.signal, onProgress: options.onConvertProgress,
+    dir: options.directory,
+    out: options.out,
+    type,
+    name: path.basename(options.repo),
+    signal: options.signal,
+    onProgress: options.onConvertProgress,
   });
 
   options.onStage?.('validate', options.out);
@@ -185,8 +236,12 @@ export async function fetchAndConvert(options: FetchCheckpointOptions): Promise<
     if (!ok) throw new Error('the converted model has no <cc> gate token');
   } catch (error) {
     await fs.rm(options.out, { force: true });
-    throw new DownloadError('not-gguf', `The converted model did not load: ${(error as Error).message}`,
-      'Delete the downloaded files and try again; if it fails again, report it with the log.', { cause: error });
+    throw new DownloadError(
+      'not-gguf',
+      `The converted model did not load: ${(error as Error).message}`,
+      'Delete the downloaded files and try again; if it fails again, report it with the log.',
+      { cause: error },
+    );
   }
   return { modelPath: options.out, sourceDirectory: options.directory, sourceBytes };
 }

@@ -59,7 +59,13 @@ function halves(): Float32Array {
     const exp = (h >>> 10) & 0x1f;
     const mant = h & 0x3ff;
     halfTable[h] =
-      exp === 0 ? sign * mant * 2 ** -24 : exp === 31 ? (mant ? NaN : sign * Infinity) : sign * (1 + mant / 1024) * 2 ** (exp - 15);
+      exp === 0
+        ? sign * mant * 2 ** -24
+        : exp === 31
+          ? mant
+            ? NaN
+            : sign * Infinity
+          : sign * (1 + mant / 1024) * 2 ** (exp - 15);
   }
   return halfTable;
 }

@@ -25,7 +25,8 @@ export interface PickledTensor {
   stride: number[];
 }
 
-type Value = null | boolean | number | bigint | string | Buffer | Value[] | Tuple | Dict | Global | PickledTensor | Storage;
+type Value =
+  null | boolean | number | bigint | string | Buffer | Value[] | Tuple | Dict | Global | PickledTensor | Storage;
 
 class Tuple {
   constructor(readonly items: Value[]) {}
@@ -49,6 +50,50 @@ const ALLOWED_GLOBALS = new Set([
   'torch._utils._rebuild_parameter',
   ...Object.keys(STORAGE_DTYPES),
 ]);
+
+/** The pickle opcodes a torch state dict uses (Python's Lib/pickletools.py names). */
+const OP = {
+  PROTO: 0x80,
+  FRAME: 0x95,
+  STOP: 0x2e,
+  MARK: 0x28,
+  EMPTY_DICT: 0x7d,
+  EMPTY_LIST: 0x5d,
+  EMPTY_TUPLE: 0x29,
+  NONE: 0x4e,
+  NEWTRUE: 0x88,
+  NEWFALSE: 0x89,
+  BININT1: 0x4b,
+  BININT2: 0x4d,
+  BININT: 0x4a,
+  LONG1: 0x8a,
+  BINFLOAT: 0x47,
+  BINUNICODE: 0x58,
+  SHORT_BINUNICODE: 0x8c,
+  BINUNICODE8: 0x8d,
+  SHORT_BINSTRING: 0x55,
+  BINSTRING: 0x54,
+  SHORT_BINBYTES: 0x43,
+  BINBYTES: 0x42,
+  BINPUT: 0x71,
+  LONG_BINPUT: 0x72,
+  MEMOIZE: 0x94,
+  BINGET: 0x68,
+  LONG_BINGET: 0x6a,
+  GLOBAL: 0x63,
+  STACK_GLOBAL: 0x93,
+  TUPLE: 0x74,
+  TUPLE1: 0x85,
+  TUPLE2: 0x86,
+  TUPLE3: 0x87,
+  APPEND: 0x61,
+  APPENDS: 0x65,
+  SETITEM: 0x73,
+  SETITEMS: 0x75,
+  BUILD: 0x62,
+  BINPERSID: 0x51,
+  REDUCE: 0x52,
+} as const;
 
 const MARK = Symbol('mark');
 
@@ -81,6 +126,18 @@ export function readStateDictPickle(data: Buffer, file: string): Map<string, Pic
     const v = stack[stack.length - 1];
     if (v === undefined || v === MARK) throw bad('empty stack');
     return v;
+  };
+  /** A little-endian length prefix of 1, 4 or 8 bytes. */
+  const length = (size: 1 | 4 | 8): number => {
+    need(size);
+    const n = size === 1 ? data[p] : size === 4 ? data.readUInt32LE(p) : Number(data.readBigUInt64LE(p));
+    p += size;
+    return n;
+  };
+  const bytes = (n: number): Buffer => {
+    need(n);
+    p += n;
+    return data.subarray(p - n, p);
   };
   const str = (n: number, encoding: BufferEncoding): string => {
     need(n);
@@ -119,24 +176,56 @@ export function readStateDictPickle(data: Buffer, file: string): Map<string, Pic
     need(1);
     const op = data[p++];
     switch (op) {
-      case 0x80: need(1); p += 1; break; // PROTO
-      case 0x95: need(8); p += 8; break; // FRAME
-      case 0x2e: { // STOP
+      case OP.PROTO:
+        need(1);
+        p += 1;
+        break;
+      case OP.FRAME:
+        need(8);
+        p += 8;
+        break;
+      case OP.STOP: {
         const result = pop();
         if (!(result instanceof Dict)) throw bad('the top object is not a dict');
         return tensorsOf(result, bad);
       }
-      case 0x28: stack.push(MARK); break;
-      case 0x7d: stack.push(new Dict()); break; // EMPTY_DICT
-      case 0x5d: stack.push([]); break; // EMPTY_LIST
-      case 0x29: stack.push(new Tuple([])); break; // EMPTY_TUPLE
-      case 0x4e: stack.push(null); break; // NONE
-      case 0x88: stack.push(true); break; // NEWTRUE
-      case 0x89: stack.push(false); break; // NEWFALSE
-      case 0x4b: need(1); stack.push(data[p]); p += 1; break; // BININT1
-      case 0x4d: need(2); stack.push(data.readUInt16LE(p)); p += 2; break; // BININT2
-      case 0x4a: need(4); stack.push(data.readInt32LE(p)); p += 4; break; // BININT
-      case 0x8a: { // LONG1
+      case OP.MARK:
+        stack.push(MARK);
+        break;
+      case OP.EMPTY_DICT:
+        stack.push(new Dict());
+        break;
+      case OP.EMPTY_LIST:
+        stack.push([]);
+        break;
+      case OP.EMPTY_TUPLE:
+        stack.push(new Tuple([]));
+        break;
+      case OP.NONE:
+        stack.push(null);
+        break;
+      case OP.NEWTRUE:
+        stack.push(true);
+        break;
+      case OP.NEWFALSE:
+        stack.push(false);
+        break;
+      case OP.BININT1:
+        need(1);
+        stack.push(data[p]);
+        p += 1;
+        break;
+      case OP.BININT2:
+        need(2);
+        stack.push(data.readUInt16LE(p));
+        p += 2;
+        break;
+      case OP.BININT:
+        need(4);
+        stack.push(data.readInt32LE(p));
+        p += 4;
+        break;
+      case OP.LONG1: {
         need(1);
         const n = data[p++];
         need(n);
@@ -147,18 +236,47 @@ export function readStateDictPickle(data: Buffer, file: string): Map<string, Pic
         stack.push(Number.isSafeInteger(Number(v)) ? Number(v) : v);
         break;
       }
-      case 0x47: need(8); stack.push(data.readDoubleBE(p)); p += 8; break; // BINFLOAT
-      case 0x58: need(4); { const n = data.readUInt32LE(p); p += 4; stack.push(str(n, 'utf8')); } break; // BINUNICODE
-      case 0x8c: need(1); { const n = data[p]; p += 1; stack.push(str(n, 'utf8')); } break; // SHORT_BINUNICODE
-      case 0x8d: need(8); { const n = Number(data.readBigUInt64LE(p)); p += 8; stack.push(str(n, 'utf8')); } break;
-      case 0x55: need(1); { const n = data[p]; p += 1; stack.push(str(n, 'latin1')); } break; // SHORT_BINSTRING
-      case 0x54: need(4); { const n = data.readUInt32LE(p); p += 4; stack.push(str(n, 'latin1')); } break; // BINSTRING
-      case 0x43: need(1); { const n = data[p]; p += 1; need(n); stack.push(data.subarray(p, p + n)); p += n; } break;
-      case 0x42: need(4); { const n = data.readUInt32LE(p); p += 4; need(n); stack.push(data.subarray(p, p + n)); p += n; } break;
-      case 0x71: need(1); memo.set(data[p], top()); p += 1; break; // BINPUT
-      case 0x72: need(4); memo.set(data.readUInt32LE(p), top()); p += 4; break; // LONG_BINPUT
-      case 0x94: memo.set(memo.size, top()); break; // MEMOIZE
-      case 0x68: case 0x6a: { // BINGET, LONG_BINGET
+      case OP.BINFLOAT:
+        need(8);
+        stack.push(data.readDoubleBE(p));
+        p += 8;
+        break;
+      case OP.BINUNICODE:
+        stack.push(str(length(4), 'utf8'));
+        break;
+      case OP.SHORT_BINUNICODE:
+        stack.push(str(length(1), 'utf8'));
+        break;
+      case OP.BINUNICODE8:
+        stack.push(str(length(8), 'utf8'));
+        break;
+      case OP.SHORT_BINSTRING:
+        stack.push(str(length(1), 'latin1'));
+        break;
+      case OP.BINSTRING:
+        stack.push(str(length(4), 'latin1'));
+        break;
+      case OP.SHORT_BINBYTES:
+        stack.push(bytes(length(1)));
+        break;
+      case OP.BINBYTES:
+        stack.push(bytes(length(4)));
+        break;
+      case OP.BINPUT:
+        need(1);
+        memo.set(data[p], top());
+        p += 1;
+        break;
+      case OP.LONG_BINPUT:
+        need(4);
+        memo.set(data.readUInt32LE(p), top());
+        p += 4;
+        break;
+      case OP.MEMOIZE:
+        memo.set(memo.size, top());
+        break;
+      case OP.BINGET:
+      case OP.LONG_BINGET: {
         const long = op === 0x6a;
         need(long ? 4 : 1);
         const key = long ? data.readUInt32LE(p) : data[p];
@@ -167,25 +285,73 @@ export function readStateDictPickle(data: Buffer, file: string): Map<string, Pic
         stack.push(memo.get(key)!);
         break;
       }
-      case 0x63: { const module = line(); stack.push(global(module, line())); break; } // GLOBAL
-      case 0x93: { // STACK_GLOBAL
+      case OP.GLOBAL: {
+        const module = line();
+        stack.push(global(module, line()));
+        break;
+      }
+      case OP.STACK_GLOBAL: {
         const name = pop();
         const module = pop();
         if (typeof module !== 'string' || typeof name !== 'string') throw bad('STACK_GLOBAL without names');
         stack.push(global(module, name));
         break;
       }
-      case 0x74: stack.push(new Tuple(popMark())); break; // TUPLE
-      case 0x85: stack.push(new Tuple([pop()])); break;
-      case 0x86: { const b = pop(); stack.push(new Tuple([pop(), b])); break; }
-      case 0x87: { const c = pop(); const b = pop(); stack.push(new Tuple([pop(), b, c])); break; }
-      case 0x61: { const v = pop(); const list = top(); if (!Array.isArray(list)) throw bad('APPEND'); list.push(v); break; }
-      case 0x65: { const items = popMark(); const list = top(); if (!Array.isArray(list)) throw bad('APPENDS'); list.push(...items); break; }
-      case 0x73: { const v = pop(); const k = pop(); setItems(top(), [k, v]); break; } // SETITEM
-      case 0x75: { const items = popMark(); setItems(top(), items); break; } // SETITEMS
-      case 0x62: pop(); break; // BUILD: state for an OrderedDict (e.g. _metadata) is not needed
-      case 0x51: stack.push(persistent(pop(), bad)); break; // BINPERSID
-      case 0x52: { const args = pop(); const fn = pop(); stack.push(call(fn, args, bad)); break; } // REDUCE
+      case OP.TUPLE:
+        stack.push(new Tuple(popMark()));
+        break;
+      case OP.TUPLE1:
+        stack.push(new Tuple([pop()]));
+        break;
+      case OP.TUPLE2: {
+        const b = pop();
+        stack.push(new Tuple([pop(), b]));
+        break;
+      }
+      case OP.TUPLE3: {
+        const c = pop();
+        const b = pop();
+        stack.push(new Tuple([pop(), b, c]));
+        break;
+      }
+      case OP.APPEND: {
+        const v = pop();
+        const list = top();
+        if (!Array.isArray(list)) throw bad('APPEND');
+        list.push(v);
+        break;
+      }
+      case OP.APPENDS: {
+        const items = popMark();
+        const list = top();
+        if (!Array.isArray(list)) throw bad('APPENDS');
+        list.push(...items);
+        break;
+      }
+      case OP.SETITEM: {
+        const v = pop();
+        const k = pop();
+        setItems(top(), [k, v]);
+        break;
+      }
+      case OP.SETITEMS: {
+        const items = popMark();
+        setItems(top(), items);
+        break;
+      }
+      case OP.BUILD:
+        // The state of an OrderedDict (e.g. its _metadata): not needed.
+        pop();
+        break;
+      case OP.BINPERSID:
+        stack.push(persistent(pop(), bad));
+        break;
+      case OP.REDUCE: {
+        const args = pop();
+        const fn = pop();
+        stack.push(call(fn, args, bad));
+        break;
+      }
       default:
         throw bad(`opcode 0x${op.toString(16)} at byte ${p - 1}`);
     }
@@ -196,7 +362,7 @@ export function readStateDictPickle(data: Buffer, file: string): Map<string, Pic
 function persistent(pid: Value, bad: (why: string) => CheckpointError): Storage {
   if (!(pid instanceof Tuple) || pid.items[0] !== 'storage') throw bad('an unknown persistent id');
   const [, type, key] = pid.items;
-  if (!(type instanceof Global) || !(type.name in STORAGE_DTYPES) || typeof key !== 'string') {
+  if (!(type instanceof Global) || !Object.hasOwn(STORAGE_DTYPES, type.name) || typeof key !== 'string') {
     throw bad('a storage of an unsupported type');
   }
   return new Storage(key, STORAGE_DTYPES[type.name]);
@@ -216,7 +382,13 @@ function call(fn: Value, args: Value, bad: (why: string) => CheckpointError): Va
     case 'torch._utils._rebuild_tensor_v2': {
       const [storage, offset] = a;
       if (!(storage instanceof Storage) || typeof offset !== 'number') throw bad('a tensor without storage');
-      return { storageKey: storage.key, dtype: storage.dtype, storageOffset: offset, shape: ints(a[2], bad), stride: ints(a[3], bad) };
+      return {
+        storageKey: storage.key,
+        dtype: storage.dtype,
+        storageOffset: offset,
+        shape: ints(a[2], bad),
+        stride: ints(a[3], bad),
+      };
     }
     case 'torch._utils._rebuild_parameter':
       return a[0];

@@ -52,22 +52,41 @@ export async function readVocabulary(dir: string, embeddingRows: number): Promis
   const file = path.join(dir, 'tokenizer.json');
   const json = await readJson<TokenizerJson>(file, "the model's tokenizer.json");
   if (json.model?.type !== 'BPE' || !json.model.vocab) {
-    throw new CheckpointError('tokenizer', `${file} is not a byte-level BPE tokenizer (model.type ${json.model?.type}).`);
+    throw new CheckpointError(
+      'tokenizer',
+      `${file} is not a byte-level BPE tokenizer (model.type ${json.model?.type}).`,
+    );
   }
   const tokens: (string | undefined)[] = [];
   const special = new Set<number>();
   const added = new Set<number>();
-  for (const [text, id] of Object.entries(json.model.vocab)) tokens[id] = text;
+  const set = (id: number, text: string, where: string): void => {
+    // Beyond the embedding (+2 for the tokens appended below) is checked against it afterwards; this only keeps
+    // a hostile id from growing the array without bound.
+    if (!Number.isInteger(id) || id < 0 || id > embeddingRows + 2) {
+      throw new CheckpointError(
+        'tokenizer',
+        `${where} gives ${JSON.stringify(text)} the id ${id}, outside the vocabulary.`,
+      );
+    }
+    tokens[id] = text;
+  };
+  for (const [text, id] of Object.entries(json.model.vocab)) set(id, text, file);
   const baseSize = tokens.length;
   for (const t of json.added_tokens ?? []) {
-    tokens[t.id] = t.content;
+    set(t.id, t.content, file);
     if (t.special) special.add(t.id);
     if (t.id >= baseSize) added.add(t.id);
   }
   const addedFile = path.join(dir, 'added_tokens.json');
-  if (await fs.stat(addedFile).then(() => true, () => false)) {
+  if (
+    await fs.stat(addedFile).then(
+      () => true,
+      () => false,
+    )
+  ) {
     for (const [text, id] of Object.entries(await readJson<Record<string, number>>(addedFile, 'added_tokens.json'))) {
-      tokens[id] = text;
+      set(id, text, addedFile);
       added.add(id);
     }
   }

@@ -87,8 +87,8 @@ export async function readZipIndex(fh: FileHandle, size: number, file: string): 
       const len = dir.readUInt16LE(e + 2);
       if (id === ZIP64_EXTRA) {
         let q = e + 4;
-        if (plain === U32_MAX) (plain = u64(dir, q)), (q += 8);
-        if (compressed === U32_MAX) (compressed = u64(dir, q)), (q += 8);
+        if (plain === U32_MAX) ((plain = u64(dir, q)), (q += 8));
+        if (compressed === U32_MAX) ((compressed = u64(dir, q)), (q += 8));
         if (local === U32_MAX) local = u64(dir, q);
       }
       e += 4 + len;
