@@ -72,7 +72,7 @@ async function downloadCommand(host: CommandHost): Promise<void> {
     ...RECOMMENDED_MODELS.map((m): Pick => ({ label: m.label, description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`, detail: m.note, url: m.url, fileName: m.fileName, sha256: m.sha256 })),
     ...REPOFORMER_SIZES.map((r): Pick => ({
       label: `${r.label} (converted on this machine)`,
-      description: `${((r.parameters * 4) / 1e9).toFixed(1)} GB download, ${((r.parameters * 34) / 32 / 1e9).toFixed(1)} GB model`,
+      description: `${gb(r.parameters * 4)} download, ${gb((r.parameters * 34) / 32)} model`,
       detail: 'Has the <cc> retrieval gate. Downloads the PyTorch checkpoint and converts it to GGUF (Q8_0) here.',
       repoformer: r,
     })),
@@ -114,6 +114,32 @@ async function downloadCommand(host: CommandHost): Promise<void> {
   }
 }
 
+const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`;
+const STAGE_LABELS = { download: 'downloading', convert: 'converting', validate: 'checking' } as const;
+
+/** How long the engine may take to load a converted model (a 7B Q8_0 from a cold disk). */
+const VALIDATION_TIMEOUT_MS = 300_000;
+const ENGINE_POLL_MS = 250;
+
+/**
+ * Switches to the converted model and waits for the engine process to load it: ready with the <cc> gate, or the
+ * previous model back and an error.
+ */
+async function validateInEngine(host: CommandHost, modelPath: string): Promise<void> {
+  const previous = config().get<string>('modelPath', '');
+  const before = host.engine.state;
+  await useModel(host, modelPath); // the settings listener reloads the engine with it
+  const deadline = Date.now() + VALIDATION_TIMEOUT_MS;
+  let state = host.engine.state;
+  while (!(state !== before && state.kind !== 'loading') && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, ENGINE_POLL_MS));
+    state = host.engine.state;
+  }
+  if (state.kind === 'ready' && state.generator.path === modelPath && state.generator.family.hasGate) return;
+  await config().update('modelPath', previous, vscode.ConfigurationTarget.Global);
+  throw new Error(state.kind === 'error' ? state.message : 'the engine did not load it with its <cc> gate');
+}
+
 /** Download → convert → validate, then offer to delete the checkpoint (the GGUF is all RepoGate needs). */
 async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Promise<void> {
   const models = path.join(host.context.globalStorageUri.fsPath, 'models');
@@ -129,21 +155,28 @@ async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Prom
           out: path.join(models, `${size.id}.q8_0.gguf`), signal: controller.signal,
           onStage: (stage, detail) => {
             host.log.info(`${size.id}: ${stage} ${detail}`);
-            progress.report({ message: `${stage === 'download' ? 'downloading' : stage === 'convert' ? 'converting' : 'checking'} ${path.basename(detail)}` });
+            progress.report({ message: `${STAGE_LABELS[stage]} ${path.basename(detail)}` });
           },
           onDownloadProgress: (p) => progress.report({ message: `${p.file}: ${formatProgress(p)}` }),
-          onConvertProgress: (p) => progress.report({ message: `converting: ${((100 * p.doneBytes) / p.totalBytes).toFixed(0)}%` }),
+          onConvertProgress: (p) =>
+            progress.report({ message: `converting: ${((100 * p.doneBytes) / p.totalBytes).toFixed(0)}%` }),
+          validate: (modelPath) => validateInEngine(host, modelPath),
         });
       },
     );
-    await useModel(host, result.modelPath);
-    const remove = `Delete the checkpoint (${(result.sourceBytes / 1e9).toFixed(1)} GB)`;
-    const choice = await vscode.window.showInformationMessage(`RepoGate: converted ${size.label} and switched to it.`, remove, 'Keep it');
-    if (choice === remove) await vscode.workspace.fs.delete(vscode.Uri.file(result.sourceDirectory), { recursive: true });
+    const remove = `Delete the checkpoint (${gb(result.sourceBytes)})`;
+    const message = `RepoGate: converted ${size.label} and switched to it.`;
+    const choice = await vscode.window.showInformationMessage(message, remove, 'Keep it');
+    if (choice === remove) {
+      await vscode.workspace.fs.delete(vscode.Uri.file(result.sourceDirectory), { recursive: true });
+    }
   } catch (error) {
     const e = error as Error & { hint?: string };
     host.log.error(`${size.id}: ${e.message}`);
-    void vscode.window.showErrorMessage(`RepoGate: ${size.label} failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} Downloaded files are kept; starting again resumes.`);
+    const hint = e.hint ? ` ${e.hint}` : '';
+    void vscode.window.showErrorMessage(
+      `RepoGate: ${size.label} failed: ${e.message}${hint} Downloaded files are kept; starting again resumes.`,
+    );
   }
 }
 

@@ -59,6 +59,11 @@ export interface FetchCheckpointOptions {
   onStage?(stage: 'download' | 'convert' | 'validate', detail: string): void;
   onDownloadProgress?(p: DownloadProgress & { file: string }): void;
   onConvertProgress?(p: { tensor: string; doneBytes: number; totalBytes: number }): void;
+  /**
+   * Loads the converted model once and throws if it does not work; default: load it in this process. The
+   * extension passes one that loads it in its engine process instead, where models run.
+   */
+  validate?(modelPath: string): Promise<void>;
 }
 
 export interface FetchCheckpointResult {
@@ -71,6 +76,8 @@ export interface FetchCheckpointResult {
 const OUTPUT_BYTES_PER_PARAMETER: Readonly<Record<OutputType, number>> = { q8_0: 34 / 32, f16: 2 };
 /** Free space kept beyond the estimate, for the header, the position table and the filesystem's own needs. */
 const DISK_MARGIN_BYTES = 200e6;
+/** Tokens of context for the validating load: enough to run, small enough to cost nothing. */
+const VALIDATION_CONTEXT = 256;
 
 const WEIGHT_LAYOUTS = [
   { index: 'model.safetensors.index.json', single: 'model.safetensors', shard: /^model-\d+-of-\d+\.safetensors$/ },
@@ -230,10 +237,7 @@ export async function fetchAndConvert(options: FetchCheckpointOptions): Promise<
 
   options.onStage?.('validate', options.out);
   try {
-    const model = await CodeModel.load({ modelPath: options.out, threads: 1, gpuLayers: 0, contextSize: 256 });
-    const ok = model.info.family.hasGate;
-    await model.dispose();
-    if (!ok) throw new Error('the converted model has no <cc> gate token');
+    await (options.validate ?? validateByLoading)(options.out);
   } catch (error) {
     await fs.rm(options.out, { force: true });
     throw new DownloadError(
@@ -244,6 +248,14 @@ export async function fetchAndConvert(options: FetchCheckpointOptions): Promise<
     );
   }
   return { modelPath: options.out, sourceDirectory: options.directory, sourceBytes };
+}
+
+/** Loads the model once in this process (CPU, a small context) and requires the <cc> gate. */
+async function validateByLoading(modelPath: string): Promise<void> {
+  const model = await CodeModel.load({ modelPath, threads: 1, gpuLayers: 0, contextSize: VALIDATION_CONTEXT });
+  const ok = model.info.family.hasGate;
+  await model.dispose();
+  if (!ok) throw new Error('the converted model has no <cc> gate token');
 }
 
 const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(2)} GB`;
