@@ -13,6 +13,56 @@ import { encode, f32ToF16 } from '../../src/model/convert/numbers';
 import { tempDir } from '../helpers/fixtures';
 import { layOut, METADATA_FILES, REPOFORMER_TINY } from '../helpers/repoformerFixture';
 
+/**
+ * The torch zip rewritten with zip64 records, as torch writes archives past 4 GB (the 1B checkpoint): every central
+ * directory entry's sizes and offset saturated and given in a zip64 extra field, and the end record pointing to a
+ * zip64 end record through its locator. Local headers and data stay as they are.
+ */
+function toZip64(zip: Buffer): Buffer {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = zip.readUInt16LE(eocd + 10);
+  const dirOffset = zip.readUInt32LE(eocd + 16);
+  const entries: Buffer[] = [];
+  let p = dirOffset;
+  for (let i = 0; i < count; i++) {
+    const [nameLength, extraLength, commentLength] = [28, 30, 32].map((o) => zip.readUInt16LE(p + o));
+    const fixed = Buffer.from(zip.subarray(p, p + 46));
+    const extra64 = Buffer.alloc(28);
+    extra64.writeUInt16LE(1, 0);
+    extra64.writeUInt16LE(24, 2);
+    extra64.writeBigUInt64LE(BigInt(fixed.readUInt32LE(24)), 4); // uncompressed, compressed, local header offset
+    extra64.writeBigUInt64LE(BigInt(fixed.readUInt32LE(20)), 12);
+    extra64.writeBigUInt64LE(BigInt(fixed.readUInt32LE(42)), 20);
+    for (const o of [20, 24, 42]) fixed.writeUInt32LE(0xffffffff, o);
+    fixed.writeUInt16LE(extraLength + extra64.length, 30);
+    const name = zip.subarray(p + 46, p + 46 + nameLength);
+    const rest = zip.subarray(p + 46 + nameLength, p + 46 + nameLength + extraLength + commentLength);
+    entries.push(fixed, name, extra64, rest);
+    p += 46 + nameLength + extraLength + commentLength;
+  }
+  const dir = Buffer.concat(entries);
+  const record = Buffer.alloc(56);
+  record.writeUInt32LE(0x06064b50, 0);
+  record.writeBigUInt64LE(44n, 4);
+  record.writeUInt16LE(45, 12);
+  record.writeUInt16LE(45, 14);
+  record.writeBigUInt64LE(BigInt(count), 24);
+  record.writeBigUInt64LE(BigInt(count), 32);
+  record.writeBigUInt64LE(BigInt(dir.length), 40);
+  record.writeBigUInt64LE(BigInt(dirOffset), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(dirOffset + dir.length), 8);
+  locator.writeUInt32LE(1, 16);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(0xffff, 8);
+  end.writeUInt16LE(0xffff, 10);
+  end.writeUInt32LE(0xffffffff, 12);
+  end.writeUInt32LE(0xffffffff, 16);
+  return Buffer.concat([zip.subarray(0, dirOffset), dir, record, locator, end]);
+}
+
 /** What the malicious fixtures would touch if anything unpickled them the Python way (make_fixture.py MARKER). */
 const MARKER = '/tmp/repogate-convert-pwned';
 const CLI = path.resolve(__dirname, '../../src/cli/main.js');
@@ -151,6 +201,19 @@ describe('repogate convert: refusals and number formats', function () {
     );
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /repogate: .*posix\.system, which a weights file never needs: refused/);
+  });
+
+  it('reads a .bin whose zip uses zip64 records (torch past 4 GB) into the same GGUF', async () => {
+    const plain = path.join(temp.dir, 'plain');
+    const zip64 = path.join(temp.dir, 'zip64');
+    await layOut(plain, 'bin');
+    await layOut(zip64, 'bin');
+    const bin = path.join(zip64, 'pytorch_model.bin');
+    await fs.writeFile(bin, toZip64(await fs.readFile(bin)));
+    await convertCheckpoint({ dir: plain, out: path.join(temp.dir, 'plain.gguf'), name: 'x' });
+    await convertCheckpoint({ dir: zip64, out: path.join(temp.dir, 'zip64.gguf'), name: 'x' });
+    const [a, b] = await Promise.all(['plain.gguf', 'zip64.gguf'].map((f) => fs.readFile(path.join(temp.dir, f))));
+    assert.ok(a.equals(b));
   });
 
   it('rounds f32 to f16 to nearest even, with subnormals and overflow', () => {
