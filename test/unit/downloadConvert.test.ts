@@ -31,6 +31,8 @@ interface Hub {
   stall: Set<string>;
   /** Files whose sha256 the tree API reports wrongly. */
   wrongSha: Set<string>;
+  /** Sizes the tree API reports instead of the real ones. */
+  reportedSize: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,12 @@ async function startHub(repos: Repos): Promise<Hub> {
   for (const repoFiles of Object.values(repos)) {
     for (const [n, file] of Object.entries(repoFiles)) files.set(n, await fs.readFile(file));
   }
-  const hub: Omit<Hub, 'base' | 'close'> = { requests: [], stall: new Set(), wrongSha: new Set() };
+  const hub: Omit<Hub, 'base' | 'close'> = {
+    requests: [],
+    stall: new Set(),
+    wrongSha: new Set(),
+    reportedSize: new Map(),
+  };
   let sentFromZero = (): void => undefined;
   const fromZeroSent = new Promise<void>((resolve) => (sentFromZero = resolve));
   const server = http.createServer((req, res) => {
@@ -53,16 +60,17 @@ async function startHub(repos: Repos): Promise<Hub> {
     if (tree && REPOS[tree[1]]) {
       const entries = REPOS[tree[1]].map((name) => {
         const body = files.get(name)!;
+        const size = hub.reportedSize.get(name) ?? body.length;
         const sha = createHash('sha256').update(body).digest('hex');
         return {
           type: 'file',
           path: name,
-          size: body.length,
+          size,
           ...(LFS.test(name)
             ? {
                 lfs: {
                   oid: hub.wrongSha.has(name) ? sha.replace(/^./, (c) => (c === '0' ? '1' : '0')) : sha,
-                  size: body.length,
+                  size,
                 },
               }
             : {}),
@@ -200,6 +208,17 @@ describe('Download Model… → Repoformer: download, convert, validate', functi
     });
     await assert.rejects(fs.stat(path.join(options().directory, 'pytorch_model.bin')));
     await assert.rejects(fs.stat(options().out));
+  });
+
+  it('checks free disk space before downloading anything', async () => {
+    hub.reportedSize.set('pytorch_model.bin', 1e16);
+    await assert.rejects(fetchAndConvert(options()), (error: unknown) => {
+      assert.ok(error instanceof DownloadError);
+      assert.equal(error.code, 'disk');
+      assert.match(error.message, /Not enough disk space: .* needed .* free in /);
+      return true;
+    });
+    assert.equal(hub.requests.filter((r) => r.path.includes('/resolve/')).length, 0, 'no file was requested');
   });
 
   it('names a missing repository', async () => {
