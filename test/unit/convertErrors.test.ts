@@ -203,6 +203,16 @@ describe('repogate convert: refusals and number formats', function () {
     assert.match(failed.stderr, /repogate: .*posix\.system, which a weights file never needs: refused/);
   });
 
+  it('stops when cancelled, leaving no file', async () => {
+    const dir = path.join(temp.dir, 'cancel');
+    await layOut(dir, 'bin');
+    const out = path.join(temp.dir, 'out', 'cancelled.gguf');
+    const abort = new AbortController();
+    const converting = convertCheckpoint({ dir, out, signal: abort.signal, onProgress: () => abort.abort() });
+    await assert.rejects(converting, (error: unknown) => error instanceof CheckpointError && error.code === 'cancelled');
+    assert.deepEqual(await fs.readdir(path.dirname(out)), []);
+  });
+
   it('reads a .bin whose zip uses zip64 records (torch past 4 GB) into the same GGUF', async () => {
     const plain = path.join(temp.dir, 'plain');
     const zip64 = path.join(temp.dir, 'zip64');
