@@ -9,7 +9,7 @@ import * as path from 'path';
 import type { GgufTensorInfo } from '../gguf';
 import { byteLength, elementCount, listTensors, type TensorSource } from './checkpoint';
 import { CheckpointError } from './errors';
-import { alignmentOf, encodeGgufHeader, kv, type GgufKv } from './ggufWriter';
+import { alignmentOf, encodeGgufHeaderAsync, kv, type GgufKv } from './ggufWriter';
 import { ARCH, architectureKvs, expectedShape, ggufName, readConfig, requiredNames } from './gptBigCode';
 import { decode, encode, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, type GgmlOutType } from './numbers';
 import { EOF_TOKEN, GATE_TOKEN, readVocabulary, type GgufVocabulary } from './tokenizer';
@@ -119,7 +119,7 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
     ...tokenizerKvs(vocab),
     ...repogateKvs(vocab),
   ];
-  const header = encodeGgufHeader(
+  const header = await encodeGgufHeaderAsync(
     kvs,
     plan.map((t) => t.info),
   );

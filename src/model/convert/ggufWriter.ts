@@ -17,80 +17,109 @@ export interface GgufKv {
   value: GgufValue;
 }
 
-/** Little-endian byte sink that grows as needed. */
+/** Initial capacity: a StarCoder vocabulary's header is about 2 MB. */
+const INITIAL_BYTES = 1 << 16;
+
+/**
+ * Little-endian byte sink in one buffer that doubles as needed: a vocabulary of 50k strings costs no allocation per
+ * string (the header of a real model is encoded in milliseconds, not the ~200 ms of a buffer per string).
+ */
 class ByteWriter {
-  private chunks: Buffer[] = [];
+  private buf = Buffer.alloc(INITIAL_BYTES);
   length = 0;
 
+  private reserve(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = Buffer.alloc(size);
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+
   push(b: Buffer): void {
-    this.chunks.push(b);
+    this.reserve(b.length);
+    b.copy(this.buf, this.length);
     this.length += b.length;
   }
 
-  u32(v: number): void {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v);
-    this.push(b);
+  zeros(n: number): void {
+    this.reserve(n);
+    this.buf.fill(0, this.length, this.length + n);
+    this.length += n;
   }
 
+  u32(v: number): void {
+    this.reserve(4);
+    this.length = this.buf.writeUInt32LE(v, this.length);
+  }
+
+  /** As two u32s for a number: a BigInt per string length costs more than the rest of the string. */
   u64(v: number | bigint): void {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(BigInt(v));
-    this.push(b);
+    this.reserve(8);
+    if (typeof v === 'bigint') {
+      this.length = this.buf.writeBigUInt64LE(v, this.length);
+      return;
+    }
+    this.buf.writeUInt32LE(v % 0x1_0000_0000, this.length);
+    this.length = this.buf.writeUInt32LE(Math.floor(v / 0x1_0000_0000), this.length + 4);
   }
 
   string(s: string): void {
-    const b = Buffer.from(s, 'utf8');
-    this.u64(b.length);
-    this.push(b);
+    this.reserve(8 + s.length * 3); // at most 3 UTF-8 bytes per UTF-16 unit
+    const at = this.length;
+    const n = this.buf.write(s, at + 8, 'utf8');
+    this.u64(n);
+    this.length = at + 8 + n;
   }
 
   scalar(type: GgufType, v: GgufValue): void {
     if (type === GgufType.STRING) return this.string(v as string);
-    const b = Buffer.alloc(8);
-    let end: number; // Buffer's write methods return the offset after what they wrote
+    this.reserve(8);
+    const b = this.buf;
+    const at = this.length;
+    // Buffer's write methods return the offset after what they wrote.
     switch (type) {
       case GgufType.UINT8:
-        end = b.writeUInt8(v as number);
+        this.length = b.writeUInt8(v as number, at);
         break;
       case GgufType.INT8:
-        end = b.writeInt8(v as number);
+        this.length = b.writeInt8(v as number, at);
         break;
       case GgufType.UINT16:
-        end = b.writeUInt16LE(v as number);
+        this.length = b.writeUInt16LE(v as number, at);
         break;
       case GgufType.INT16:
-        end = b.writeInt16LE(v as number);
+        this.length = b.writeInt16LE(v as number, at);
         break;
       case GgufType.UINT32:
-        end = b.writeUInt32LE(v as number);
+        this.length = b.writeUInt32LE(v as number, at);
         break;
       case GgufType.INT32:
-        end = b.writeInt32LE(v as number);
+        this.length = b.writeInt32LE(v as number, at);
         break;
       case GgufType.FLOAT32:
-        end = b.writeFloatLE(v as number);
+        this.length = b.writeFloatLE(v as number, at);
         break;
       case GgufType.BOOL:
-        end = b.writeUInt8(v ? 1 : 0);
+        this.length = b.writeUInt8(v ? 1 : 0, at);
         break;
       case GgufType.UINT64:
-        end = b.writeBigUInt64LE(BigInt(v as bigint));
+        this.length = b.writeBigUInt64LE(BigInt(v as bigint), at);
         break;
       case GgufType.INT64:
-        end = b.writeBigInt64LE(BigInt(v as bigint));
+        this.length = b.writeBigInt64LE(BigInt(v as bigint), at);
         break;
       case GgufType.FLOAT64:
-        end = b.writeDoubleLE(v as number);
+        this.length = b.writeDoubleLE(v as number, at);
         break;
       default:
         throw new Error(`cannot write GGUF type ${type} as a scalar`);
     }
-    this.push(b.subarray(0, end));
   }
 
   toBuffer(): Buffer {
-    return Buffer.concat(this.chunks, this.length);
+    return this.buf.subarray(0, this.length);
   }
 }
 
@@ -100,9 +129,11 @@ export function alignmentOf(kvs: readonly GgufKv[]): number {
   return typeof alignment === 'number' ? alignment : GGUF_DEFAULT_ALIGNMENT;
 }
 
-/** Header + KVs + tensor infos (offsets relative to the data section), padded to the alignment. */
-export function encodeGgufHeader(kvs: readonly GgufKv[], tensors: readonly GgufTensorInfo[]): Buffer {
-  const w = new ByteWriter();
+/** Array elements encoded between two pauses of encodeGgufHeaderAsync: a few milliseconds of work. */
+const ELEMENTS_PER_STEP = 4096;
+
+/** Writes the header into w, yielding after every ELEMENTS_PER_STEP array elements. */
+function* headerSteps(w: ByteWriter, kvs: readonly GgufKv[], tensors: readonly GgufTensorInfo[]): Generator<void> {
   w.push(Buffer.from(GGUF_MAGIC, 'latin1'));
   w.u32(3);
   w.u64(tensors.length);
@@ -114,7 +145,10 @@ export function encodeGgufHeader(kvs: readonly GgufKv[], tensors: readonly GgufT
       const items = value as GgufValue[];
       w.u32(type.elementType!);
       w.u64(items.length);
-      for (const item of items) w.scalar(type.elementType!, item);
+      for (let i = 0; i < items.length; i++) {
+        w.scalar(type.elementType!, items[i]);
+        if (i % ELEMENTS_PER_STEP === ELEMENTS_PER_STEP - 1) yield;
+      }
     } else {
       w.scalar(type.type, value);
     }
@@ -127,7 +161,26 @@ export function encodeGgufHeader(kvs: readonly GgufKv[], tensors: readonly GgufT
     w.u64(t.offset);
   }
   const align = alignmentOf(kvs);
-  w.push(Buffer.alloc((align - (w.length % align)) % align));
+  w.zeros((align - (w.length % align)) % align);
+}
+
+/** Header + KVs + tensor infos (offsets relative to the data section), padded to the alignment. */
+export function encodeGgufHeader(kvs: readonly GgufKv[], tensors: readonly GgufTensorInfo[]): Buffer {
+  const w = new ByteWriter();
+  for (const _ of headerSteps(w, kvs, tensors));
+  return w.toBuffer();
+}
+
+/**
+ * The same bytes, letting the event loop run between steps: a real vocabulary's 100k strings take longer than an
+ * editor's event loop may be held.
+ */
+export async function encodeGgufHeaderAsync(
+  kvs: readonly GgufKv[],
+  tensors: readonly GgufTensorInfo[],
+): Promise<Buffer> {
+  const w = new ByteWriter();
+  for (const _ of headerSteps(w, kvs, tensors)) await new Promise((resolve) => setImmediate(resolve));
   return w.toBuffer();
 }
 
