@@ -6,11 +6,19 @@
 import { promises as fs } from 'fs';
 import type { FileHandle } from 'fs/promises';
 import * as path from 'path';
-import type { GgufTensorInfo } from '../gguf';
+import { GGUF_DEFAULT_ALIGNMENT, type GgufTensorInfo } from '../gguf';
 import { byteLength, elementCount, listTensors, type TensorSource } from './checkpoint';
 import { CheckpointError } from './errors';
 import { alignmentOf, encodeGgufHeaderAsync, kv, type GgufKv } from './ggufWriter';
-import { ARCH, architectureKvs, expectedShape, ggufName, readConfig, requiredNames } from './gptBigCode';
+import {
+  ARCH,
+  architectureKvs,
+  expectedShape,
+  ggufName,
+  readConfig,
+  requiredNames,
+  type GptBigCodeConfig,
+} from './gptBigCode';
 import { decode, encode, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, type GgmlOutType } from './numbers';
 import { EOF_TOKEN, GATE_TOKEN, readVocabulary, type GgufVocabulary } from './tokenizer';
 
@@ -58,59 +66,7 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
   const started = performance.now();
   const { dir, out } = options;
   const type = options.type ?? 'q8_0';
-  const configPath = path.join(dir, 'config.json');
-  let configText: string;
-  try {
-    configText = await fs.readFile(configPath, 'utf8');
-  } catch {
-    throw new CheckpointError(
-      'missing-file',
-      `${configPath} is missing: a checkpoint directory needs its config.json.`,
-    );
-  }
-  let configJson: Record<string, unknown>;
-  try {
-    configJson = JSON.parse(configText);
-  } catch (error) {
-    throw new CheckpointError('config', `${configPath} is not valid JSON (${(error as Error).message}).`);
-  }
-  const config = readConfig(configJson, configPath);
-  const sources = await listTensors(dir);
-  const byName = new Map<string, TensorSource>();
-  for (const [name, source] of sources) {
-    const target = ggufName(name);
-    if (target !== null) byName.set(target, source);
-  }
-  // A state dict saved from the live model keeps lm_head.weight as a view of the token embedding: tied.
-  const output = byName.get('output.weight');
-  if (output && output.identity === byName.get('token_embd.weight')?.identity) byName.delete('output.weight');
-  const required = requiredNames(config);
-  const extra = [...byName.keys()].filter((n) => n !== 'output.weight' && !required.includes(n));
-  if (extra.length > 0) {
-    throw new CheckpointError(
-      'config',
-      `The checkpoint has ${extra.slice(0, 3).join(', ')}, beyond config.json's ` +
-        `${config.nLayer} blocks: config.json does not belong to these weights.`,
-    );
-  }
-  const missing = required.filter((n) => !byName.has(n));
-  if (missing.length > 0) {
-    throw new CheckpointError(
-      'missing-file',
-      `The checkpoint in ${dir} lacks ${missing.slice(0, 3).join(', ')}` +
-        `${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}: a weights file is incomplete or missing.`,
-    );
-  }
-  const nInner = byName.get('blk.0.ffn_up.weight')!.shape[0];
-  for (const [name, source] of byName) {
-    const want = expectedShape(config, name, nInner);
-    if (want && want.join('x') !== source.shape.join('x')) {
-      throw new CheckpointError(
-        'config',
-        `${source.name} has shape [${source.shape}], but config.json implies [${want}].`,
-      );
-    }
-  }
+  const { config, byName, nInner } = await readCheckpoint(dir);
   const vocab = await readVocabulary(dir, config.vocabSize);
   const plan = planTensors(byName, type);
   const kvs = [
@@ -165,6 +121,66 @@ export async function convertCheckpoint(options: ConvertOptions): Promise<Conver
   };
 }
 
+/** config.json and the weights of dir under their GGUF names, checked against each other. */
+async function readCheckpoint(
+  dir: string,
+): Promise<{ config: GptBigCodeConfig; byName: Map<string, TensorSource>; nInner: number }> {
+  const configPath = path.join(dir, 'config.json');
+  let configText: string;
+  try {
+    configText = await fs.readFile(configPath, 'utf8');
+  } catch {
+    throw new CheckpointError(
+      'missing-file',
+      `${configPath} is missing: a checkpoint directory needs its config.json.`,
+    );
+  }
+  let configJson: Record<string, unknown>;
+  try {
+    configJson = JSON.parse(configText);
+  } catch (error) {
+    throw new CheckpointError('config', `${configPath} is not valid JSON (${(error as Error).message}).`);
+  }
+  const config = readConfig(configJson, configPath);
+  const sources = await listTensors(dir);
+  const byName = new Map<string, TensorSource>();
+  for (const [name, source] of sources) {
+    const target = ggufName(name);
+    if (target !== null) byName.set(target, source);
+  }
+  // A state dict saved from the live model keeps lm_head.weight as a view of the token embedding: tied.
+  const output = byName.get('output.weight');
+  if (output && output.identity === byName.get('token_embd.weight')?.identity) byName.delete('output.weight');
+  const required = requiredNames(config);
+  const extra = [...byName.keys()].filter((n) => n !== 'output.weight' && !required.includes(n));
+  if (extra.length > 0) {
+    throw new CheckpointError(
+      'config',
+      `The checkpoint has ${extra.slice(0, 3).join(', ')}, beyond config.json's ` +
+        `${config.nLayer} blocks: config.json does not belong to these weights.`,
+    );
+  }
+  const missing = required.filter((n) => !byName.has(n));
+  if (missing.length > 0) {
+    throw new CheckpointError(
+      'missing-file',
+      `The checkpoint in ${dir} lacks ${missing.slice(0, 3).join(', ')}` +
+        `${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}: a weights file is incomplete or missing.`,
+    );
+  }
+  const nInner = byName.get('blk.0.ffn_up.weight')!.shape[0];
+  for (const [name, source] of byName) {
+    const want = expectedShape(config, name, nInner);
+    if (want && want.join('x') !== source.shape.join('x')) {
+      throw new CheckpointError(
+        'config',
+        `${source.name} has shape [${source.shape}], but config.json implies [${want}].`,
+      );
+    }
+  }
+  return { config, byName, nInner };
+}
+
 /** Types and offsets: 1-D tensors and position embeddings stay f32, as llama.cpp's own converter keeps them. */
 function planTensors(byName: Map<string, TensorSource>, type: OutputType): PlannedTensor[] {
   const order = [...byName.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b, 'en', { numeric: true }));
@@ -179,7 +195,7 @@ function planTensors(byName: Map<string, TensorSource>, type: OutputType): Plann
     if (out === 'Q8_0' && dims[0] % Q8_0_BLOCK !== 0) out = 'F16';
     const bytes = outputBytes(out, elementCount(source.shape));
     plan.push({ info: { name, dims, type: GGML_TYPE_ID[out], offset: BigInt(offset) }, type: out, source, bytes });
-    offset = Math.ceil((offset + bytes) / 32) * 32;
+    offset = Math.ceil((offset + bytes) / GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT;
   }
   return plan;
 }
