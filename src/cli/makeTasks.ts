@@ -1,5 +1,5 @@
 /**
- * Benchmark tasks in the CrossCodeEval format (DESIGN.md "Benchmark task format"), made from one indexed
+ * Benchmark tasks in the CrossCodeEval format (docs/benchmarks.md, "Task format"), made from one indexed
  * repository: each task cuts a source file at the first non-blank character of a line, and the rest of that
  * line is the ground truth. `cross` tasks need identifiers declared in another file of the repository;
  * `infile` tasks need only what the file itself already says.

@@ -1,5 +1,5 @@
 /**
- * One completion, end to end (DESIGN.md "The flow of one completion"): cut the prompt to its token budget,
+ * One completion, end to end (docs/architecture.md, "The flow of one completion"): cut the prompt to its token budget,
  * ask the gate, retrieve and pack cross-file context only when it fires, generate with streaming and abort,
  * post-process. With a gate-token model the gate prefix is evaluated once: generation continues the same
  * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.

@@ -19,7 +19,8 @@ function settingsTable(readme: string): Row[] {
     .filter((line) => /^\|\s*`repogate\./.test(line))
     .map((line) => {
       const [key, defaultText, ...meaning] = line.replace(/^\|/, '').replace(/\|\s*$/, '').split(' | ');
-      return { key: key.trim().replace(/`/g, ''), defaultText: defaultText.trim(), meaning: meaning.join(' | ').trim() };
+      const name = key.trim().replace(/`/g, '');
+      return { key: name, defaultText: defaultText.trim(), meaning: meaning.join(' | ').trim() };
     });
 }
 
