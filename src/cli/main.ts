@@ -1,6 +1,7 @@
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
+import { DEFAULTS } from '../defaults';
 import { retrieve } from '../retrieval/retrieve';
 import { renderCommentBlocks } from '../retrieval/verbalize';
 import { CompletionEngine } from '../engine/completionEngine';
@@ -45,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
       cache: { type: 'string' },
-      budget: { type: 'string', default: '2000' },
+      budget: { type: 'string', default: String(DEFAULTS.contextBudget) },
       out: { type: 'string' },
       'per-kind': { type: 'string', default: '100' },
       seed: { type: 'string', default: '42' },
@@ -106,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'complete': {
       if (args.length < 2) throw new UsageError('complete needs <dir> and <file>:<line>:<col>');
-      const gate = values.gate ?? 'token';
+      const gate = values.gate ?? DEFAULTS.gate;
       if (!isGatePolicy(gate)) throw new UsageError(`unknown gate policy "${gate}"`);
       if (values.mode !== undefined && values.mode !== 'line' && values.mode !== 'multiline') throw new UsageError('--mode is line or multiline');
       const { index } = await openIndex(args[0], { cacheBase: values.cache, quiet: values.json });

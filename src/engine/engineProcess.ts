@@ -2,6 +2,7 @@
  * The engine process (forked by EngineClient): the models, the completion engine, and requests by id. A
  * completion's retrieval is asked of the parent, which holds the index client.
  */
+import { DEFAULTS } from '../defaults';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import { CompletionEngine } from './completionEngine';
 import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
@@ -15,7 +16,7 @@ function remote(state: ModelState): RemoteModelState {
   return state.kind === 'ready' ? { kind: 'ready', generator: state.generator.info, policyModel: state.policyModel?.info } : state;
 }
 
-let settings: EngineSettings = { gate: 'token', retrieval: false };
+let settings: EngineSettings = { gate: DEFAULTS.gate, retrieval: false };
 const running = new Map<number, AbortController>();
 const retrievals = new Map<number, { resolve: (r: RetrievalResult) => void; reject: (e: Error) => void }>();
 let nextRetrieval = 1;
@@ -37,10 +38,10 @@ function engine(): CompletionEngine | undefined {
     policyModel: state.policyModel,
     retrieve: settings.retrieval ? retrieve : undefined,
     gate: settings.gate,
-    threshold: settings.threshold,
+    gateThreshold: settings.gateThreshold,
     budget: settings.budget,
     maxLines: settings.maxLines,
-    contextChars: settings.contextChars,
+    contextBudget: settings.contextBudget,
   });
 }
 
