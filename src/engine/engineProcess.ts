@@ -3,6 +3,7 @@
  * completion's retrieval is asked of the parent, which holds the index client.
  */
 import { DEFAULTS } from '../defaults';
+import { PendingRequests } from '../index/pendingRequests';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import { CompletionEngine } from './completionEngine';
 import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
@@ -18,16 +19,12 @@ function remote(state: ModelState): RemoteModelState {
 
 let settings: EngineSettings = { gate: DEFAULTS.gate, retrieval: false };
 const running = new Map<number, AbortController>();
-const retrievals = new Map<number, { resolve: (r: RetrievalResult) => void; reject: (e: Error) => void }>();
-let nextRetrieval = 1;
+/** Retrievals asked of the parent, which holds the index client. */
+const retrievals = new PendingRequests<RetrievalResult>();
 const models = new ModelHost((state) => send({ type: 'state', state: remote(state) }));
 
 function retrieve(request: RetrievalRequest): Promise<RetrievalResult> {
-  const id = nextRetrieval++;
-  return new Promise((resolve, reject) => {
-    retrievals.set(id, { resolve, reject });
-    send({ type: 'retrieve', id, request });
-  });
+  return retrievals.request((id) => send({ type: 'retrieve', id, request }), undefined);
 }
 
 function engine(): CompletionEngine | undefined {
@@ -76,10 +73,8 @@ process.on('message', (message: ToEngine) => {
       running.get(message.id)?.abort();
       return;
     case 'retrieved': {
-      const pending = retrievals.get(message.id);
-      retrievals.delete(message.id);
-      if (message.result) pending?.resolve(message.result);
-      else pending?.reject(new Error(message.error ?? 'retrieval failed'));
+      if (message.result) retrievals.resolve(message.id, message.result);
+      else retrievals.reject(message.id, new Error(message.error ?? 'retrieval failed'));
       return;
     }
     case 'dispose':
