@@ -3,7 +3,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { gunzipSync } from 'zlib';
 import { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
+import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
 import { retrieve } from '../retrieval/retrieve';

@@ -9,7 +9,7 @@ import type { Node, Tree } from 'web-tree-sitter';
 import { languageForPath } from '../index/languages';
 import { SourceParser } from '../index/parser';
 import type { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
+import { readSourceFile } from '../index/readSource';
 import { builtinNames } from './builtins';
 
 export type TaskKind = 'cross' | 'infile';

@@ -4,7 +4,7 @@ import { Worker } from 'worker_threads';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import { PendingRequests } from './pendingRequests';
 import type { IndexStats } from './repoIndex';
-import type { SkipReason } from './scan';
+import type { SkipReason } from './skipReason';
 import type { BuildOptions, BuildReport } from './workspace';
 
 /** Build options that can cross a thread boundary (no callbacks, no signal). */

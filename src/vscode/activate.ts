@@ -6,7 +6,7 @@ import { EngineClient } from '../engine/engineClient';
 import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
-import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
+import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { InlineProvider } from './provider';
 import { readSettings, type RepoGateSettings } from './settings';
