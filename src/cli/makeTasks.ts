@@ -10,7 +10,7 @@ import { languageForPath } from '../index/languages';
 import { SourceParser } from '../index/parser';
 import type { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
-import { builtinNames } from './builtins';
+import { builtinNames } from '../index/builtins';
 
 export type TaskKind = 'cross' | 'infile';
 
