@@ -1,7 +1,6 @@
 import { promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { gunzipSync } from 'zlib';
 import { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
@@ -22,12 +21,6 @@ export interface BenchReport {
   tasks: { cross: number; infile: number };
   index: { files: number; symbols: number; chunks: number; build_ms: number; rss_mb: number; warm_ms: number; update_ms: { lines: number; p50: number } };
   retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
-}
-
-export async function readTasks(file: string): Promise<Task[]> {
-  const raw = await fs.readFile(file);
-  const text = (file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
-  return text.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as Task);
 }
 
 /** The file as the user has it when the task's line is still to be written, and where the cursor is. */

@@ -14,7 +14,9 @@ describe('setting defaults', () => {
   const properties: Record<string, { default: unknown }> = manifest.contributes.configuration.properties;
 
   it('package.json contributes exactly the settings defaults.ts names', () => {
-    const contributed = Object.keys(properties).map((key) => key.slice(PREFIX.length)).sort();
+    const contributed = Object.keys(properties)
+      .map((key) => key.slice(PREFIX.length))
+      .sort();
     assert.deepEqual(contributed, Object.keys(DEFAULTS).sort());
   });
 
