@@ -32,7 +32,12 @@ export function taskDocument(task: Task): { text: string; line: number; characte
 /** CrossCodeEval's retrieval hit: every novel identifier occurs, as a word, in the packed context. */
 export function isHit(task: Task, snippets: Snippet[]): boolean {
   const context = snippets.map((s) => s.text).join('\n');
-  return task.metadata.novel_identifiers.every((name) => new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(context));
+  return task.metadata.novel_identifiers.every((name) => hasWord(context, name));
+}
+
+/** `name` occurs in `text` as a whole identifier (`$` counts as a word character, as in JavaScript). */
+export function hasWord(text: string, name: string): boolean {
+  return new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(text);
 }
 
 export function percentile(values: number[], p: number): number {

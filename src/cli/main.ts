@@ -8,6 +8,7 @@ import { GATE_POLICIES, isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { CodeModel } from '../model/codeModel';
 import { runBench } from './bench';
+import { runDemo } from './demo';
 import { renderError, UsageError } from './cliError';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
@@ -27,6 +28,10 @@ const USAGE = `usage: repogate <command> [options]
                                                  --cut-line drops the rest of the line, as if not yet typed
                                                  (default model: the bundled tiny demo model; gates: token,
                                                  heuristic, always, never)
+  demo <dir> <file>:<line>:<col> [--model PATH] [--gate POLICY] [--policy-model PATH] [--threads N]
+                                                 one completion step by step: the gate's reading, the snippets
+                                                 retrieval packs and why (forced once if the gate stays closed),
+                                                 the completion with and without them
   make-tasks <dir> --out tasks.jsonl [--per-kind N] [--seed N]
                                                  CrossCodeEval-style benchmark tasks from a repository
   bench --repo <dir> --tasks <file.jsonl[.gz]> [--budget N] [--json]
@@ -123,8 +128,9 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    case 'complete': {
-      if (args.length < 2) throw new UsageError('complete needs <dir> and <file>:<line>:<col>');
+    case 'complete':
+    case 'demo': {
+      if (args.length < 2) throw new UsageError(`${command} needs <dir> and <file>:<line>:<col>`);
       const gate = values.gate ?? DEFAULTS.gate;
       if (!isGatePolicy(gate)) throw new UsageError(`--gate ${gate}: not a gate policy (${GATE_POLICIES.join(', ')})`);
       if (values.mode !== undefined && values.mode !== 'line' && values.mode !== 'multiline') {
@@ -133,12 +139,20 @@ async function main(argv: string[]): Promise<number> {
       noMoreThan(command, args, 2);
       const { relPath, text: saved, cursor: position } = await cursorFile(await repositoryDir(args[0]), args[1]);
       const generatorPath = modelPath(values.model);
-      const { index } = await openIndex(args[0], { cacheBase: values.cache, quiet: values.json });
-      const text = values['cut-line'] ? cutLineAt(saved, position) : saved;
+      const { index, report } = await openIndex(args[0], { cacheBase: values.cache, quiet: values.json });
+      const text = values['cut-line'] || command === 'demo' ? cutLineAt(saved, position) : saved;
       const generator = await CodeModel.load({ modelPath: generatorPath, threads });
       const policyModel = values['policy-model'] ? await CodeModel.load({ modelPath: values['policy-model'], threads }) : undefined;
       try {
         const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
+        if (command === 'demo') {
+          const rest = saved.split('\n')[position.line].slice(position.character);
+          const repo = { label: args[0], files: report.files, symbols: report.symbols };
+          const modelNote = values.model ? undefined : BUNDLED_MODEL_LABEL;
+          const demo = { engine, model: generator.info, modelNote, gate, repo, relPath, text, rest, cursor: position };
+          process.stdout.write(await runDemo(demo));
+          return 0;
+        }
         const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
         if (values.json) process.stdout.write(`${JSON.stringify({ model: generator.info, ...result })}\n`);
         else process.stdout.write(`${values.model ? '' : `(no --model: ${BUNDLED_MODEL_LABEL})\n`}${explainCompletion(generator.info, result, policyModel?.info)}`);

@@ -153,3 +153,33 @@ describe('command line errors', function () {
     assertClear(run('make-tasks', SHOP, '--out', out), 1, `--out ${out}`, /folder does not exist/, /existing folder/);
   });
 });
+
+describe('repogate demo', function () {
+  this.timeout(120_000);
+
+  it("shows the gate's reading, the packed snippets with their reasons, and both completions", async () => {
+    const temp = await tempDir('repogate-demo-');
+    try {
+      const result = spawnSync(process.execPath, [CLI, 'demo', SHOP, `${FILE}:9:38`], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CACHE_HOME: temp.dir },
+      });
+      assert.equal(result.status, 0, result.stderr);
+      const out = result.stdout;
+      assert.match(out, /demo model, 4 M parameters/);
+      assert.match(out, /9 \| {5}const existing = await this\.repo\.▌/);
+      assert.match(out, /own line goes on with: findByEmail\(normalized\);/);
+      const gate = /P\(<cc>\), read from the generator = ([\d.]+) ([>≤]) threshold ([\d.]+)/.exec(out);
+      assert.ok(gate, out);
+      assert.equal(gate[2] === '>', Number(gate[1]) > Number(gate[3]));
+      // A closed gate is said to be overridden for the demo; an open one is not.
+      assert.equal(/retrieval is forced once/.test(out), gate[2] === '≤');
+      assert.match(out, /#1 src\/db\/userRepo\.ts:\d+-\d+ \[definition\] type of this\.repo/);
+      assert.match(out, /findByEmail: in #\d \(src\/db\/userRepo\.ts\)/);
+      assert.match(out, /without cross-file context.*: +("|\(nothing usable\))/);
+      assert.match(out, /with the packed context.*: +("|\(nothing usable\))/);
+    } finally {
+      await temp.cleanup();
+    }
+  });
+});
