@@ -12,7 +12,7 @@ import { runDemo } from './demo';
 import { renderError, UsageError } from './cliError';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
-import { makeTasks } from './makeTasks';
+import { MAKE_TASKS_DEFAULTS, makeTasks } from './makeTasks';
 import { cursorFile, repositoryDir, wholeNumber, writableFile } from './inputs';
 import { checkTasksFit, readTasks } from './taskFile';
 import { openIndex, peakRssMb } from './workspaceIndex';
@@ -51,8 +51,8 @@ const OPTIONS = {
   cache: { type: 'string' },
   budget: { type: 'string', default: String(DEFAULTS.contextBudget) },
   out: { type: 'string' },
-  'per-kind': { type: 'string', default: '100' },
-  seed: { type: 'string', default: '42' },
+  'per-kind': { type: 'string' },
+  seed: { type: 'string' },
   repo: { type: 'string' },
   tasks: { type: 'string' },
   model: { type: 'string' },
@@ -165,8 +165,8 @@ async function main(argv: string[]): Promise<number> {
     case 'make-tasks': {
       if (!args[0] || !values.out) throw new UsageError('make-tasks needs <dir> and --out FILE');
       noMoreThan(command, args, 1);
-      const perKind = wholeNumber('per-kind', values['per-kind'], 1, 100);
-      const seed = wholeNumber('seed', values.seed, 0, 42);
+      const perKind = wholeNumber('per-kind', values['per-kind'], 1, MAKE_TASKS_DEFAULTS.perKind);
+      const seed = wholeNumber('seed', values.seed, 0, MAKE_TASKS_DEFAULTS.seed);
       await writableFile('--out', values.out);
       const { index } = await openIndex(args[0], { cacheBase: values.cache });
       const tasks = await makeTasks(index, index.root, { perKind, seed });
