@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { readPackage, type WorkspacePackage } from './packageManifest';
-import { depth, dirOf } from './relPath';
+import { comparePaths, depth, dirOf } from './relPath';
 import { readTsConfig, type RawTsOptions, type TsConfigPaths } from './tsconfigPaths';
 
 export interface GoModule {
@@ -55,7 +55,7 @@ export async function loadProjectLayout(root: string, files: Iterable<string>): 
 
   const configDirs = [...dirs].filter((d) => !d.split('/').includes('node_modules'));
   // Shallow directories first, so that of two packages with one name the outer one wins.
-  configDirs.sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
+  configDirs.sort((a, b) => depth(a) - depth(b) || comparePaths(a, b));
   const listings = await mapLimit(configDirs, READ_CONCURRENCY, async (dir) => {
     try {
       return await fs.promises.readdir(path.join(absRoot, dir));

@@ -47,6 +47,11 @@ export function isWithin(p: string, dir: string): boolean {
   return dir === '' || p === dir || p.startsWith(`${dir}/`);
 }
 
+/** Code-unit order (not the locale's), so that listings come out the same on every machine. */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Directory levels below the root: 0 for ''. */
 export function depth(dir: string): number {
   return dir ? dir.split('/').length : 0;

@@ -7,7 +7,7 @@ import * as path from 'path';
 import { setImmediate as yieldNow } from 'timers/promises';
 import { Rules, type RuleOptions } from './ignoreRules';
 import { DEFAULT_MAX_FILE_BYTES } from './readSource';
-import { joinRel } from './relPath';
+import { comparePaths, joinRel } from './relPath';
 import { errorReason, type SkipReason } from './skipReason';
 
 export interface ScanOptions extends RuleOptions {
@@ -97,7 +97,7 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
       skipped.push({ path: rel, reason: errorReason(e) });
       return;
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    entries.sort((a, b) => comparePaths(a.name, b.name));
     const gitignore = entries.find((e) => e.name === '.gitignore' && !e.isDirectory());
     rules.setGitignore(rel, gitignore ? await readTextAsync(path.join(absRoot, rel, '.gitignore')) : null);
 
@@ -156,8 +156,8 @@ export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   for (let d = deferred.shift(); d; d = deferred.shift()) await walk(d.rel, d.real, true);
 
   const files = dedupeByRealPath(candidates, skipped);
-  files.sort((a, b) => compareStrings(a.path, b.path));
-  skipped.sort((a, b) => compareStrings(a.path, b.path));
+  files.sort((a, b) => comparePaths(a.path, b.path));
+  skipped.sort((a, b) => comparePaths(a.path, b.path));
   return { files, skipped };
 }
 
@@ -170,7 +170,7 @@ function dedupeByRealPath(candidates: Candidate[], skipped: SkippedPath[]): Scan
       best.set(c.real, c);
       continue;
     }
-    const better = prev.viaLink !== c.viaLink ? !c.viaLink : compareStrings(c.path, prev.path) < 0;
+    const better = prev.viaLink !== c.viaLink ? !c.viaLink : comparePaths(c.path, prev.path) < 0;
     skipped.push({ path: better ? prev.path : c.path, reason: 'symlink-loop' });
     if (better) best.set(c.real, c);
   }
@@ -181,8 +181,4 @@ function dedupeByRealPath(candidates: Candidate[], skipped: SkippedPath[]): Scan
 function containsPath(dir: string, inner: string): boolean {
   const r = path.relative(dir, inner);
   return r === '' || (!path.isAbsolute(r) && r !== '..' && !r.startsWith(`..${path.sep}`));
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
