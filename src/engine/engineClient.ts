@@ -6,9 +6,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
+import { PendingRequests } from '../index/pendingRequests';
 import type { CompleteOptions, CompletionRequest, CompletionResult, RetrieveFn } from './completionEngine';
 import type { EngineSettings, FromEngine, FromLauncher, RemoteModelState, ToEngine, ToLauncher } from './engineProtocol';
-import { PendingRequests } from '../index/pendingRequests';
 import type { ModelRequest } from './modelHost';
 
 /** How long a disposing engine may take to release its models before it is killed. */
