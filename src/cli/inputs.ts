@@ -5,6 +5,7 @@
 import { promises as fs, type Stats } from 'fs';
 import * as path from 'path';
 import { relativeTo } from '../index/relPath';
+import { isSecretPath } from '../index/secrets';
 import { CliError, describeFsError, UsageError } from './cliError';
 
 /** The repository folder, resolved; it must exist and be a folder. */
@@ -58,6 +59,13 @@ export async function cursorFile(root: string, spec: string): Promise<CursorFile
       file,
       `is not a file inside the repository ${root}`,
       'Give the path of a file in the repository, relative to its folder.',
+    );
+  }
+  if (isSecretPath(relPath)) {
+    throw new CliError(
+      relPath,
+      'is a secret file: RepoGate never reads it into a prompt',
+      'Give the path of a source file.',
     );
   }
   let text: string;

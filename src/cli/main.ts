@@ -187,6 +187,7 @@ async function main(argv: string[]): Promise<number> {
         if (unknown.length) {
           throw new UsageError(`--gate ${unknown.join(',')}: not a gate policy (${GATE_POLICIES.join(', ')})`);
         }
+        if (values.features) await writableFile('--features', values.features);
         const report = await runGenerationBench(repo, tasks, {
           modelPath: modelPath(values.model),
           policyModelPath: values['policy-model'],

@@ -73,6 +73,10 @@ describe('command line errors', function () {
     assertClear(run('complete', SHOP, '../outside.ts:1:1'), 1, '../outside.ts', /not a file inside/, /path of a file/);
   });
 
+  it('a secret file: never read into a prompt', () => {
+    assertClear(run('complete', SHOP, '.env:1:1'), 1, '.env', /is a secret file/, /source file/);
+  });
+
   it('a repository folder that does not exist, or is a file', () => {
     const missing = path.join(temp.dir, 'nonexistent');
     assertClear(run('index', missing), 1, missing, /does not exist/, /folder of a repository/);
@@ -148,9 +152,20 @@ describe('command line errors', function () {
     assertClear(run('bench', '--repo', SHOP, '--tasks', foreign), 1, foreign, /not in .*src\/elsewhere\.ts/, /--repo/);
   });
 
-  it('an --out path in a folder that does not exist', () => {
+  it('an --out or --features path in a folder that does not exist', async () => {
     const out = path.join(temp.dir, 'no', 'tasks.jsonl');
     assertClear(run('make-tasks', SHOP, '--out', out), 1, `--out ${out}`, /folder does not exist/, /existing folder/);
+    const tasks = path.join(temp.dir, 'shop.jsonl');
+    const task = {
+      prompt: 'a',
+      right_context: '',
+      groundtruth: 'b',
+      metadata: { file: FILE, kind: 'cross', novel_identifiers: [] },
+    };
+    await fs.writeFile(tasks, `${JSON.stringify(task)}\n`);
+    const features = path.join(temp.dir, 'no', 'features.jsonl');
+    const result = run('bench', '--repo', SHOP, '--tasks', tasks, '--gate', 'never', '--features', features);
+    assertClear(result, 1, `--features ${features}`, /folder does not exist/, /existing folder/);
   });
 });
 
