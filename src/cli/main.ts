@@ -149,8 +149,8 @@ async function main(argv: string[]): Promise<number> {
           const rest = saved.split('\n')[position.line].slice(position.character);
           const repo = { label: args[0], files: report.files, symbols: report.symbols };
           const modelNote = values.model ? undefined : BUNDLED_MODEL_LABEL;
-          const demo = { engine, model: generator.info, modelNote, gate, repo, relPath, text, rest, cursor: position };
-          process.stdout.write(await runDemo(demo));
+          const model = generator.info;
+          process.stdout.write(await runDemo({ engine, model, modelNote, gate, repo, relPath, text, rest, cursor: position }));
           return 0;
         }
         const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
@@ -228,7 +228,8 @@ function cutLineAt(text: string, position: { line: number; character: number }):
 function modelPath(option: string | undefined): string {
   const found = option ?? bundledModelPath();
   if (!found) {
-    throw new UsageError('no --model given, and the bundled demo model is missing', 'Pass --model PATH to a FIM GGUF file.');
+    const fix = 'Pass --model PATH to a fill-in-the-middle GGUF file.';
+    throw new UsageError('no --model given, and the bundled demo model is missing', fix);
   }
   return found;
 }
