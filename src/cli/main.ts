@@ -149,8 +149,8 @@ async function main(argv: string[]): Promise<number> {
           const rest = saved.split('\n')[position.line].slice(position.character);
           const repo = { label: args[0], files: report.files, symbols: report.symbols };
           const modelNote = values.model ? undefined : BUNDLED_MODEL_LABEL;
-          const model = generator.info;
-          process.stdout.write(await runDemo({ engine, model, modelNote, gate, repo, relPath, text, rest, cursor: position }));
+          const demo = { engine, model: generator.info, modelNote, gate, repo, relPath, text, rest };
+          process.stdout.write(await runDemo({ ...demo, cursor: position }));
           return 0;
         }
         const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
