@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import type { GatePolicyName } from '../gate/gate';
 import { isGatePolicy } from '../gate/gate';
 
@@ -10,9 +11,9 @@ export interface RepoGateSettings {
   threads?: number;
   contextSize?: number;
   gate: GatePolicyName;
-  threshold?: number;
+  gateThreshold?: number;
   contextTokens: number;
-  contextChars: number;
+  contextBudget: number;
   debounceMs: number;
   maxLines: number;
   enabledLanguages: string[];
@@ -24,22 +25,22 @@ const positive = (value: number | undefined): number | undefined => (value && va
 
 export function readSettings(): RepoGateSettings {
   const c = vscode.workspace.getConfiguration('repogate');
-  const gpuLayers = c.get<string | number>('gpuLayers', 'auto');
-  const gate = c.get<string>('gate', 'token');
+  const gpuLayers = c.get<string | number>('gpuLayers', DEFAULTS.gpuLayers);
+  const gate = c.get<string>('gate', DEFAULTS.gate);
   return {
-    enabled: c.get<boolean>('enabled', true),
-    modelPath: c.get<string>('modelPath', '').trim(),
-    policyModelPath: c.get<string>('policyModelPath', '').trim(),
+    enabled: c.get<boolean>('enabled', DEFAULTS.enabled),
+    modelPath: c.get<string>('modelPath', DEFAULTS.modelPath).trim(),
+    policyModelPath: c.get<string>('policyModelPath', DEFAULTS.policyModelPath).trim(),
     gpuLayers: typeof gpuLayers === 'number' ? gpuLayers : gpuLayers === 'auto' || Number.isNaN(Number(gpuLayers)) ? 'auto' : Number(gpuLayers),
     threads: positive(c.get<number>('threads')),
     contextSize: positive(c.get<number>('contextSize')),
-    gate: isGatePolicy(gate) ? gate : 'token',
-    threshold: positive(c.get<number>('gateThreshold')),
-    contextTokens: c.get<number>('contextTokens', 512),
-    contextChars: c.get<number>('contextBudget', 2000),
-    debounceMs: c.get<number>('debounceMs', 120),
-    maxLines: c.get<number>('maxLines', 8),
-    enabledLanguages: c.get<string[]>('enabledLanguages', ['*']),
-    secretGlobs: c.get<string[]>('secretGlobs', []),
+    gate: isGatePolicy(gate) ? gate : DEFAULTS.gate,
+    gateThreshold: positive(c.get<number>('gateThreshold')),
+    contextTokens: c.get<number>('contextTokens', DEFAULTS.contextTokens),
+    contextBudget: c.get<number>('contextBudget', DEFAULTS.contextBudget),
+    debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),
+    maxLines: c.get<number>('maxLines', DEFAULTS.maxLines),
+    enabledLanguages: c.get<string[]>('enabledLanguages', [...DEFAULTS.enabledLanguages]),
+    secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
   };
 }
