@@ -34,6 +34,8 @@ export const DEFAULTS = Object.freeze({
   secretGlobs: Object.freeze([]) as readonly string[],
   /** Characters of packed cross-file context: about 512 tokens at 4 characters a token. */
   contextBudget: 2000,
+  /** Where Repoformer checkpoints are published; a mirror or proxy with the same layout can replace it. */
+  hubBaseUrl: 'https://huggingface.co',
 });
 
 export type SettingName = keyof typeof DEFAULTS;

@@ -152,7 +152,7 @@ async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Prom
         const controller = new AbortController();
         token.onCancellationRequested(() => controller.abort());
         return fetchAndConvert({
-          hubBaseUrl: config().get<string>('hubBaseUrl'), repo: size.repo, directory,
+          hubBaseUrl: config().get<string>('hubBaseUrl', DEFAULTS.hubBaseUrl), repo: size.repo, directory,
           out: path.join(models, `${size.id}.q8_0.gguf`), signal: controller.signal,
           onStage: (stage, detail) => {
             host.log.info(`${size.id}: ${stage} ${detail}`);

@@ -7,11 +7,11 @@
  */
 import { promises as fs } from 'fs';
 import * as path from 'path';
+import { DEFAULTS } from '../../defaults';
 import { CodeModel } from '../codeModel';
 import { DownloadError, downloadModel, sha256File, type DownloadProgress } from '../download';
 import { convertCheckpoint, type OutputType } from './convert';
 
-export const DEFAULT_HUB_BASE_URL = 'https://huggingface.co';
 /** The only Repoformer repository with tokenizer files (StarCoder's); it is not gated. */
 export const DEFAULT_TOKENIZER_REPO = 'xiaowu0162/repoformer-16b';
 
@@ -175,7 +175,7 @@ async function sizeOf(file: string): Promise<number> {
 
 /** Downloads (resuming what is there), converts, validates; the caller may then delete sourceDirectory. */
 export async function fetchAndConvert(options: FetchCheckpointOptions): Promise<FetchCheckpointResult> {
-  const base = options.hubBaseUrl || DEFAULT_HUB_BASE_URL;
+  const base = options.hubBaseUrl || DEFAULTS.hubBaseUrl;
   const revision = options.revision ?? 'main';
   const tokenizerRepo = options.tokenizerRepo ?? DEFAULT_TOKENIZER_REPO;
   const type = options.type ?? 'q8_0';
