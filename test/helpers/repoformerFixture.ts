@@ -30,12 +30,17 @@ export interface ReferenceOutput {
   greedyMargins: number[];
 }
 
+export type SourceDtype = 'f32' | 'f16' | 'bf16';
+
 export interface Reference {
   ccId: number;
   eofId: number;
   vocabSize: number;
   prompts: { name: string; ids: number[] }[];
-  outputs: Record<'f32' | 'f16' | 'bf16', ReferenceOutput[]>;
+  /** A plain fp32 forward pass on each source file's weights. */
+  outputs: Record<SourceDtype, ReferenceOutput[]>;
+  /** The same, computed as llama.cpp's CPU backend computes the GGUF converted to each output type. */
+  ggmlOutputs: Record<'f16' | 'q8_0', Record<SourceDtype, ReferenceOutput[]>>;
 }
 
 export async function readReference(): Promise<Reference> {

@@ -26,6 +26,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tiny-model'))
 from tok import bytes_to_unicode  # noqa: E402  (GPT-2's byte -> character table)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ggml_forward  # noqa: E402  (the same forward pass with llama.cpp's CPU roundings)
 
 STARCODER_SPECIALS = [
     '<|endoftext|>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>', '<fim_pad>', '<filename>', '<gh_stars>',
@@ -171,18 +173,18 @@ def set_gate_row(sd, gate_ids, cc_id):
     w[cc_id] = h * (target / h.dot(h))
 
 
-def reference(sd, prompts, cc_id):
+def reference(sd, prompts, cc_id, logits=forward):
+    """P(<cc>), the top log-probabilities and greedy tokens after each prompt, logits(sd, ids) giving every
+    position's logits."""
     out = []
     for name, ids in prompts:
-        logits = forward(sd, ids)[-1]
-        logp = logits.log_softmax(-1)
+        logp = logits(sd, ids)[-1].log_softmax(-1)
         top = logp.topk(TOP_K)
         seq = list(ids)
         greedy = []
         margins = []
         for _ in range(GREEDY_STEPS):
-            lg = forward(sd, seq)[-1]
-            two = lg.topk(2)
+            two = logits(sd, seq)[-1].topk(2)
             greedy.append(int(two.indices[0]))
             margins.append(round(float(two.values[0] - two.values[1]), 4))
             seq.append(greedy[-1])
@@ -190,6 +192,13 @@ def reference(sd, prompts, cc_id):
                     'top': [[int(i), round(float(v), 5)] for v, i in zip(top.values, top.indices)],
                     'greedy': greedy, 'greedyMargins': margins})
     return out
+
+
+def ggml_reference(sd, prompts, cc_id, weight_type):
+    """reference() of the GGUF that `repogate convert --type weight_type` makes from sd, as llama.cpp computes it."""
+    stored = ggml_forward.stored(sd, weight_type)
+    return reference(stored, prompts, cc_id,
+                     lambda w, ids: ggml_forward.logits(w, ids, weight_type, N_HEAD, EPS))
 
 
 def rounded(sd, dtype):
@@ -269,9 +278,9 @@ def main():
 
     sd = make_state_dict(n_vocab, args.seed)
     set_gate_row(sd, gate, cc_id)
-    refs = {'f32': reference(sd, prompts, cc_id),
-            'f16': reference(rounded(sd, torch.float16), prompts, cc_id),
-            'bf16': reference(rounded(sd, torch.bfloat16), prompts, cc_id)}
+    sources = {'f32': sd, 'f16': rounded(sd, torch.float16), 'bf16': rounded(sd, torch.bfloat16)}
+    refs = {k: reference(v, prompts, cc_id) for k, v in sources.items()}
+    ggml_refs = {t: {k: ggml_reference(v, prompts, cc_id, t) for k, v in sources.items()} for t in ('f16', 'q8_0')}
 
     full = dict(sd)
     full['lm_head.weight'] = sd['transformer.wte.weight']  # shared storage, as a live model's state dict has it
@@ -299,9 +308,16 @@ def main():
                      'f16: the sharded .bin), last position of each prompt.',
             'ccId': cc_id, 'eofId': eof_id, 'vocabSize': n_vocab, 'targetPCc': TARGET_P_CC,
             'prompts': [{'name': n, 'ids': ids} for n, ids in prompts], 'outputs': refs,
+            'ggmlAbout': 'The same, computed as llama.cpp\'s CPU backend computes the converted GGUF of each output '
+                         'type (tools/convert-fixture/ggml_forward.py): weights stored as F16 or Q8_0, activations '
+                         'converted for each matrix product, f16 KV cache and flash attention, f16 GELU table.',
+            'ggmlOutputs': ggml_refs,
         }, f, separators=(',', ':'))
     for k, v in refs.items():
         print(k, [(r['name'], round(r['pCc'], 4), min(r['greedyMargins'])) for r in v])
+    for t, by_source in ggml_refs.items():
+        for k, v in by_source.items():
+            print(f'{k} as {t}', [(r['name'], round(r['pCc'], 4), min(r['greedyMargins'])) for r in v])
 
 
 MARKER = '/tmp/repogate-convert-pwned'
