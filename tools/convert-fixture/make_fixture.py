@@ -198,7 +198,7 @@ def ggml_reference(sd, prompts, cc_id, weight_type):
     """reference() of the GGUF that `repogate convert --type weight_type` makes from sd, as llama.cpp computes it."""
     stored = ggml_forward.stored(sd, weight_type)
     return reference(stored, prompts, cc_id,
-                     lambda w, ids: ggml_forward.logits(w, ids, weight_type, N_HEAD, EPS))
+                     lambda w, ids: ggml_forward.logits(w, ids, N_HEAD, EPS))
 
 
 def rounded(sd, dtype):
