@@ -11,8 +11,8 @@ that ggml applies and a plain fp32 forward does not.
   rounded half to even). Both go to llamafile's tinyBLAS kernels, whose lane-wise fma accumulation and lane sum
   are followed too: on this fixture's large random weights one value rounded the other way moves P(<cc>) by up to
   3e-3, so summation order matters.
-- LayerNorm (ggml_norm): sums in float64, the rest in float32, scaled by 1/sqrt(variance + eps); expf, tanhf and
-  the attention's final 1/S as the C library and ggml compute them.
+- LayerNorm (ggml_norm): sums in float64, the rest in float32, scaled by 1/sqrt(variance + eps); expf (glibc) and
+  the attention's final 1/S as ggml computes them.
 - Attention: K and V are stored in an f16 cache; flash attention (node-llama-cpp's default "auto" turns it on for
   the CPU) with fewer than 64 query rows runs the one-chunk kernel: Q converted to f16, scores (q.k)*scale in f32,
   online softmax over the keys in order with the V accumulator kept in f16 (rescaled on each new maximum).

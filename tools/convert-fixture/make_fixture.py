@@ -12,8 +12,10 @@ and, as Repoformer's training code adds them, two plain added tokens after the b
 
 Files: config.json, tokenizer.json, added_tokens.json; pytorch_model.bin (fp32, torch zip format, lm_head.weight
 tied to transformer.wte.weight as in a state dict saved from the live model); model.safetensors (bf16, no lm_head);
-pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (fp16, sharded); reference.json;
-malicious/*.bin, pickles that would run a command if Python unpickled them.
+pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (fp16, sharded); reference.json (outputs: the
+plain fp32 forward on each file's weights; ggmlOutputs: the same computed as llama.cpp's CPU backend computes the F16
+and Q8_0 GGUFs converted from each, see ggml_forward.py); malicious/*.bin, pickles that would run a command if Python
+unpickled them.
 """
 import argparse
 import json
