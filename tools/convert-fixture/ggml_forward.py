@@ -126,10 +126,10 @@ def attention(q, k, v, scale):
     acc = torch.zeros(heads, t, dim)               # the f16 V accumulator
     m = torch.full((heads, t, 1), -math.inf)
     s_sum = torch.zeros(heads, t, 1)
-    rows = torch.arange(t).view(1, t, 1)
+    positions = torch.arange(t).view(1, t, 1)
     for key in range(t):
         s = ((qh @ kh[key]).float() * scale).unsqueeze(-1)   # heads x t x 1
-        live = rows >= key                                    # masked keys are skipped, not weighted by 0
+        live = positions >= key                                  # masked keys are skipped, not weighted by 0
         new_max = live & (s > m)
         ms = torch.where(new_max, exp(m - s), torch.ones_like(s))
         vs = torch.where(new_max, torch.ones_like(s), exp(s - m))
