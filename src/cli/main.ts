@@ -10,6 +10,7 @@ import { CodeModel } from '../model/codeModel';
 import { readTasks, runBench } from './bench';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
+import { ENGINE_USAGE, loadGenerator, serverFromFlags } from './generator';
 import { makeTasks } from './makeTasks';
 import { openIndex, parsePosition, peakRssMb } from './workspaceIndex';
 
@@ -19,7 +20,7 @@ const USAGE = `usage: repogate <command> [options]
   retrieve <dir> <file>:<line>:<col> [--json] [--budget N]
                                                  snippets for a cursor position, with reasons and timings
   complete <dir> <file>:<line>:<col> [--model PATH] [--gate POLICY] [--policy-model PATH] [--mode line|multiline]
-           [--threads N] [--cut-line] [--json]
+           [--threads N] [--cut-line] [--json] [--engine E --server URL]
                                                  a completion with its gate decision, snippets and timings;
                                                  --cut-line drops the rest of the line, as if not yet typed
                                                  (default model: the bundled tiny demo model; gates: token,
@@ -31,6 +32,7 @@ const USAGE = `usage: repogate <command> [options]
   bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
                                                  generation mode: gate rates and AUC, exact match, edit similarity
                                                  and latency per policy on the same tasks, and a typing replay
+  ${ENGINE_USAGE}
 `;
 
 const log = (line: string): void => {
@@ -56,6 +58,9 @@ async function main(argv: string[]): Promise<number> {
       gate: { type: 'string' },
       mode: { type: 'string' },
       threads: { type: 'string' },
+      engine: { type: 'string' },
+      server: { type: 'string' },
+      'server-model': { type: 'string' },
       features: { type: 'string' },
       'skip-typing': { type: 'boolean', default: false },
       'cut-line': { type: 'boolean', default: false },
@@ -115,7 +120,8 @@ async function main(argv: string[]): Promise<number> {
       const saved = await fs.readFile(path.join(index.root, relPath), 'utf8');
       const text = values['cut-line'] ? cutLineAt(saved, position) : saved;
       const threads = values.threads ? Number(values.threads) : undefined;
-      const generator = await CodeModel.load({ modelPath: modelPath(values.model), threads });
+      const server = serverFromFlags(values.engine, values.server, values['server-model']);
+      const generator = await loadGenerator(modelPath(values.model), threads, server);
       const policyModel = values['policy-model'] ? await CodeModel.load({ modelPath: values['policy-model'], threads }) : undefined;
       try {
         const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
@@ -149,6 +155,7 @@ async function main(argv: string[]): Promise<number> {
           policyModelPath: values['policy-model'],
           gates: gates as GatePolicyName[],
           threads: values.threads ? Number(values.threads) : undefined,
+          server: serverFromFlags(values.engine, values.server, values['server-model']),
           featuresOut: values.features,
           typing: !values['skip-typing'],
           log,

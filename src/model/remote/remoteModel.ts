@@ -67,6 +67,7 @@ export class RemoteModel implements TokenModel {
    */
   static async load(options: ModelOptions, server: ServerOptions, onProblem: (problem: Problem | undefined) => void = () => undefined): Promise<RemoteModel> {
     const started = performance.now();
+    checkServerUrl(server.url);
     const file = await checkModelFile(options.modelPath);
     const family = detectFamily({ controlTokens: controlTokens(file.header), metadata: file.header.metadata }, options);
     const llama = await getSharedLlama();
@@ -270,4 +271,20 @@ export class RemoteSession implements TokenSession {
 /** Without the server's count, the whole prompt is taken as evaluated. */
 function wholePrompt(tokens: readonly number[]): { reused: number; evaluated: number } {
   return { reused: 0, evaluated: tokens.length };
+}
+
+function checkServerUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new ServerError(
+      'bad-request',
+      url ? `"${url}" is not an http(s) URL of an inference server` : 'no inference server is set',
+      'Set "repogate.serverUrl", e.g. http://gpu-box:8080, or set "repogate.engine" to local.',
+    );
+  }
 }
