@@ -102,7 +102,7 @@ export async function slotsBusy(url: string, apiKey?: string): Promise<boolean[]
 /**
  * How the proxy answers requests to `path`: pass them on, or one of the misbehaviours. Other paths always pass.
  * 'hang' never answers; 'garbage' answers 200 with an HTML page; 'cut-json' sends half of the real answer;
- * 'cut-stream' forwards two events of a stream and then ends it.
+ * 'cut-stream' forwards the first event of a stream and then ends it.
  */
 export type Misbehaviour = 'pass' | 'status-500' | 'status-401' | 'hang' | 'garbage' | 'cut-json' | 'cut-stream';
 
@@ -167,7 +167,7 @@ export async function startProxy(target: string, port = 0): Promise<MisbehavingP
       return;
     }
     const reader = upstream.body?.getReader();
-    let events = 0;
+    let seen = '';
     for (;;) {
       const chunk = await reader?.read();
       if (!chunk || chunk.done) break;
@@ -175,9 +175,15 @@ export async function startProxy(target: string, port = 0): Promise<MisbehavingP
         await reader?.cancel();
         return;
       }
-      res.write(chunk.value);
-      events += Buffer.from(chunk.value).toString().split('data:').length - 1;
-      if (mode === 'cut-stream' && events >= 2) {
+      if (mode !== 'cut-stream') {
+        res.write(chunk.value);
+        continue;
+      }
+      // One whole event, then the end: several events can arrive in one chunk, so cut at the event boundary.
+      seen += Buffer.from(chunk.value).toString();
+      const end = seen.indexOf('\n\n');
+      if (end >= 0) {
+        res.write(seen.slice(0, end + 2));
         await reader?.cancel();
         break;
       }

@@ -29,7 +29,7 @@ jobs="${REPOGATE_BUILD_JOBS:-2}"
 if [ ! -d "$cache/src/.git" ]; then
   rm -rf "$cache/src"
   git clone --quiet "$bundle" "$cache/src" >&2
-  git -C "$cache/src" checkout --quiet "$commit" >&2
+  git -c advice.detachedHead=false -C "$cache/src" checkout --quiet "$commit" >&2
 fi
 nice -n 19 cmake -S "$cache/src" -B "$cache/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF >&2

@@ -40,6 +40,9 @@ export interface ServerOptions {
 /** A server that takes longer than this to answer (or between two tokens) is reported as too slow. */
 export const DEFAULT_SERVER_TIMEOUT_MS = 15_000;
 
+/** The local engine's cap on the default context; the server's own per-slot context lowers it further. */
+const MAX_DEFAULT_CONTEXT = 8192;
+
 /** Code that the vocabulary check tokenizes on both sides: spaces, punctuation, digits, a non-ASCII letter. */
 const VOCABULARY_SAMPLE = 'function total(items) {\n  return items.reduce((sum, x) => sum + x.price * 1.25, 0); // ü\n}\n';
 
@@ -75,6 +78,9 @@ export class RemoteModel implements TokenModel {
     const http = new HttpClient({ url: server.url, apiKey: server.apiKey, timeoutMs: server.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS });
     const protocol = server.engine === 'llama-server' ? new LlamaServer(http) : new OpenAICompatible(http, server.model);
     const threshold = file.header.metadata.get('repogate.gate_threshold');
+    // A vocabulary-only load does not read the context length: take it from the file's metadata.
+    const declared = file.header.metadata.get(`${String(file.header.metadata.get('general.architecture'))}.context_length`);
+    const trainContextSize = typeof declared === 'number' && declared > 0 ? declared : MAX_DEFAULT_CONTEXT;
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos && vocabulary.tokens.bos !== null ? Number(vocabulary.tokens.bos) : undefined;
     const info: ModelInfo & { server: ServerInfo } = {
@@ -85,8 +91,8 @@ export class RemoteModel implements TokenModel {
       gpuLayers: 0,
       totalLayers: 0,
       threads: 0,
-      contextSize: options.contextSize ?? Math.min(vocabulary.trainContextSize, 8192),
-      trainContextSize: vocabulary.trainContextSize,
+      contextSize: options.contextSize ?? Math.min(trainContextSize, MAX_DEFAULT_CONTEXT),
+      trainContextSize,
       gateThreshold: typeof threshold === 'number' ? threshold : undefined,
       loadMs: 0,
       server: { engine: server.engine, url: http.url, model: server.model },
