@@ -1,11 +1,11 @@
 import * as os from 'os';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import { detectFamily, type FamilyOptions, type PromptPiece, type ResolvedFamily } from './families';
+import { detectFamily, type FamilyOptions, type ResolvedFamily } from './families';
 import { FimSession } from './fimSession';
 import { controlTokens } from './gguf';
 import { checkModelFile, ModelFileError } from './modelFile';
 import { importNodeLlamaCpp } from './nodeLlamaCpp';
-import { PromptTokenizer, type ServerInfo, type TokenModel } from './tokenModel';
+import { TokenizingModel, type ServerInfo, type TokenModel } from './tokenModel';
 
 export interface ModelOptions extends FamilyOptions {
   modelPath: string;
@@ -50,9 +50,7 @@ export function getSharedLlama(): Promise<Llama> {
 }
 
 /** A loaded GGUF code model with its family, its context and one FIM session. */
-export class CodeModel implements TokenModel {
-  private readonly tokenizer: PromptTokenizer;
-
+export class CodeModel extends TokenizingModel implements TokenModel {
   private constructor(
     readonly info: ModelInfo,
     private readonly model: LlamaModel,
@@ -60,7 +58,7 @@ export class CodeModel implements TokenModel {
     readonly session: FimSession,
     bos: number | undefined,
   ) {
-    this.tokenizer = new PromptTokenizer(info.family, (text) => model.tokenize(text, false), bos);
+    super(info.family, (text) => model.tokenize(text, false), bos);
   }
 
   /**
@@ -104,20 +102,6 @@ export class CodeModel implements TokenModel {
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos ? model.tokens.bos ?? undefined : undefined;
     return new CodeModel(info, model, context, new FimSession(model, context.getSequence()), bos === undefined ? undefined : Number(bos));
-  }
-
-  /** A whole prompt: the family's pieces, after BOS when the model wants one (CodeLlama, DeepSeek-Coder, Codestral). */
-  promptTokens(pieces: readonly PromptPiece[]): number[] {
-    return this.tokenizer.promptTokens(pieces);
-  }
-
-  /** Text pieces are tokenized as plain text (code that spells "<fim_prefix>" stays text); specials map to the family's ids. */
-  tokenize(pieces: readonly PromptPiece[]): number[] {
-    return this.tokenizer.tokenize(pieces);
-  }
-
-  countTokens(text: string): number {
-    return this.tokenizer.countTokens(text);
   }
 
   async dispose(): Promise<void> {

@@ -42,17 +42,18 @@ export function probabilityOf(probe: TokenProbe, id: number): number {
 }
 
 /**
- * Prompt pieces to token ids with a text tokenizer that never parses special tokens: text pieces stay text
- * (code that spells "<fim_prefix>" stays text), special pieces map to the family's ids.
+ * The prompt side of a model: prompt pieces to token ids with a text tokenizer that never parses special tokens
+ * (code that spells "<fim_prefix>" stays text); special pieces map to the family's ids.
  */
-export class PromptTokenizer {
-  constructor(
-    private readonly family: ResolvedFamily,
+export abstract class TokenizingModel {
+  protected constructor(
+    private readonly promptFamily: ResolvedFamily,
     private readonly textTokens: (text: string) => number[],
     /** Prepended to whole prompts when the model asks for it (CodeLlama, DeepSeek-Coder, Codestral). */
     private readonly bos?: number,
   ) {}
 
+  /** A whole prompt: the family's pieces, after BOS when the model wants one. */
   promptTokens(pieces: readonly PromptPiece[]): number[] {
     const tokens = this.tokenize(pieces);
     return this.bos === undefined ? tokens : [this.bos, ...tokens];
@@ -65,8 +66,8 @@ export class PromptTokenizer {
         if (piece.text) out.push(...this.textTokens(piece.text));
         continue;
       }
-      const id = this.family.ids[piece.special];
-      if (id === undefined) throw new Error(`${this.family.family.label} has no ${piece.special} token`);
+      const id = this.promptFamily.ids[piece.special];
+      if (id === undefined) throw new Error(`${this.promptFamily.family.label} has no ${piece.special} token`);
       out.push(id);
     }
     return out;

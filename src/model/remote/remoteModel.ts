@@ -11,7 +11,7 @@ import { detectFamily } from '../families';
 import { controlTokens } from '../gguf';
 import { checkModelFile } from '../modelFile';
 import {
-  PromptTokenizer,
+  TokenizingModel,
   type GenerateOptions,
   type GenerateResult,
   type RemoteEngine,
@@ -20,7 +20,6 @@ import {
   type TokenProbe,
   type TokenSession,
 } from '../tokenModel';
-import type { PromptPiece } from '../families';
 import { HttpClient, ServerError } from './http';
 import { LlamaServer } from './llamaServer';
 import { OpenAICompatible } from './openaiCompatible';
@@ -48,9 +47,8 @@ const VOCABULARY_SAMPLE = 'function total(items) {\n  return items.reduce((sum, 
 
 type Problem = NonNullable<ServerInfo['problem']>;
 
-export class RemoteModel implements TokenModel {
+export class RemoteModel extends TokenizingModel implements TokenModel {
   readonly session: RemoteSession;
-  private readonly tokenizer: PromptTokenizer;
   private verified = false;
 
   private constructor(
@@ -60,7 +58,7 @@ export class RemoteModel implements TokenModel {
     private readonly onProblem: (problem: Problem | undefined) => void,
     bos: number | undefined,
   ) {
-    this.tokenizer = new PromptTokenizer(info.family, (text) => vocabulary.tokenize(text, false), bos);
+    super(info.family, (text) => vocabulary.tokenize(text, false), bos);
     this.session = new RemoteSession(this, protocol);
   }
 
@@ -101,18 +99,6 @@ export class RemoteModel implements TokenModel {
     await model.ready().catch((error: unknown) => model.failed(error));
     info.loadMs = performance.now() - started;
     return model;
-  }
-
-  promptTokens(pieces: readonly PromptPiece[]): number[] {
-    return this.tokenizer.promptTokens(pieces);
-  }
-
-  tokenize(pieces: readonly PromptPiece[]): number[] {
-    return this.tokenizer.tokenize(pieces);
-  }
-
-  countTokens(text: string): number {
-    return this.tokenizer.countTokens(text);
   }
 
   detokenize(tokens: readonly number[]): string {
