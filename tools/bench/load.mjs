@@ -4,7 +4,7 @@
 // engine and remote model). Reports keystroke-to-first-token p50/p95 and how many requests completed, were aborted
 // by the next keystroke, or failed. Bounded: KEYSTROKES per editor and a time cap per round.
 // Usage: node tools/bench/load.mjs [--editors 1,4,16] [--keystrokes 30] [--typing-ms 150] [--slots 16]
-//        [--threads 2] [--model PATH] [--corpus DIR] [--server URL]
+//        [--threads 2] [--pin-slots] [--model PATH] [--corpus DIR] [--server URL]
 // Needs `npx tsc -p .` (out/) and the corpus of tools/tiny-model/reproduce.sh step 1 (--corpus).
 import { execFileSync, spawn } from 'child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'fs';
@@ -24,6 +24,8 @@ const KEYSTROKES = Number(option('--keystrokes', '30'));
 const TYPING_MS = Number(option('--typing-ms', '150'));
 const SLOTS = Number(option('--slots', '16'));
 const THREADS = option('--threads', '2');
+/** Pin editor i to slot i mod slots (llama-server id_slot) instead of letting the server pick by similarity. */
+const PIN = args.includes('--pin-slots');
 /** No round may take longer than this, whatever the server does. */
 const ROUND_CAP_MS = 180_000;
 const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
@@ -107,7 +109,9 @@ async function typeAlong(generator, pick, deadline, record) {
 
 async function round(url, editors, picks) {
   const generators = [];
-  for (let i = 0; i < editors; i++) generators.push(await RemoteModel.load({ modelPath: model }, { engine: 'llama-server', url }));
+  for (let i = 0; i < editors; i++) {
+    generators.push(await RemoteModel.load({ modelPath: model }, { engine: 'llama-server', url, slot: PIN ? i % SLOTS : undefined }));
+  }
   const counts = { completed: 0, aborted: 0, failed: 0 };
   const firstTokens = [];
   const errors = new Map();
@@ -150,7 +154,7 @@ try {
   server.stop();
 }
 const lines = [
-  `llama-server, ${SLOTS} slots, ${THREADS} thread(s), model ${model.split('/').pop()}; ${KEYSTROKES} keystrokes per editor every ${TYPING_MS} ms; gate probe + generation per keystroke`,
+  `llama-server, ${SLOTS} slots${PIN ? ' (one pinned per editor)' : ''}, ${THREADS} thread(s), model ${model.split('/').pop()}; ${KEYSTROKES} keystrokes per editor every ${TYPING_MS} ms; gate probe + generation per keystroke`,
   '',
   '| editors | requests | completed | aborted | failed | keystroke→first token p50 ms | p95 ms | round s |',
   '|---|---|---|---|---|---|---|---|',
@@ -158,4 +162,4 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 mkdirSync(join(root, '.bench'), { recursive: true });
-writeFileSync(join(root, '.bench', 'load-results.json'), JSON.stringify(results, null, 2));
+writeFileSync(join(root, '.bench', `load-results${PIN ? '-pinned' : ''}.json`), JSON.stringify(results, null, 2));

@@ -23,7 +23,10 @@ import {
 export class LlamaServer implements ServerProtocol {
   readonly engine = 'llama-server' as const;
 
-  constructor(private readonly http: HttpClient) {}
+  constructor(
+    private readonly http: HttpClient,
+    private readonly slot?: number,
+  ) {}
 
   async check(expected: VocabularyCheck, signal?: AbortSignal): Promise<ServerFacts> {
     await this.http.getJson('/health', signal);
@@ -101,7 +104,8 @@ export class LlamaServer implements ServerProtocol {
 
   /** Greedy (temperature 0) from a prompt of token ids; probabilities are the plain softmax (not post-sampling). */
   private body(request: ServerRequest, extra: Record<string, unknown>): Record<string, unknown> {
-    return { prompt: [...request.tokens], temperature: 0, cache_prompt: request.cachePrompt, ...extra };
+    const slot = this.slot === undefined ? {} : { id_slot: this.slot };
+    return { prompt: [...request.tokens], temperature: 0, cache_prompt: request.cachePrompt, ...slot, ...extra };
   }
 }
 

@@ -34,6 +34,11 @@ export interface ServerOptions {
   apiKey?: string;
   /** The longest wait for an answer or for the next streamed token. */
   timeoutMs?: number;
+  /**
+   * llama-server: always this slot (`id_slot`), so that every request of the editor finds its own prompt in the
+   * slot's cache and a stale request holds only its own slot. Unset: the server picks by prompt similarity.
+   */
+  slot?: number;
 }
 
 /** A server that takes longer than this to answer (or between two tokens) is reported as too slow. */
@@ -74,7 +79,7 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
     const llama = await getSharedLlama();
     const vocabulary = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
     const http = new HttpClient({ url: server.url, apiKey: server.apiKey, timeoutMs: server.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS });
-    const protocol = server.engine === 'llama-server' ? new LlamaServer(http) : new OpenAICompatible(http, server.model);
+    const protocol = server.engine === 'llama-server' ? new LlamaServer(http, server.slot) : new OpenAICompatible(http, server.model);
     const threshold = file.header.metadata.get('repogate.gate_threshold');
     // A vocabulary-only load does not read the context length: take it from the file's metadata.
     const declared = file.header.metadata.get(`${String(file.header.metadata.get('general.architecture'))}.context_length`);
