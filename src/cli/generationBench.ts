@@ -10,7 +10,7 @@ import { CompletionEngine, type CompletionResult } from '../engine/completionEng
 import type { GatePolicyName } from '../gate/gate';
 import type { HeuristicFeatures } from '../gate/heuristic';
 import { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
+import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { CodeModel } from '../model/codeModel';
 import type { ServerOptions } from '../model/remote/remoteModel';

@@ -1,9 +1,10 @@
 /**
- * One completion, end to end (DESIGN.md "The flow of one completion"): cut the prompt to its token budget,
+ * One completion, end to end (docs/architecture.md, "The flow of one completion"): cut the prompt to its token budget,
  * ask the gate, retrieve and pack cross-file context only when it fires, generate with streaming and abort,
  * post-process. With a gate-token model the gate prefix is evaluated once: generation continues the same
  * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.
  */
+import { DEFAULTS } from '../defaults';
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
 import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
@@ -23,12 +24,12 @@ export interface EngineOptions {
   retrieve?: RetrieveFn;
   gate: GatePolicyName;
   /** Overrides the model's recommended threshold (line mode); multi-line uses 0.75 of it, as 0.15 is to 0.2. */
-  threshold?: number;
+  gateThreshold?: number;
   budget?: Partial<PromptBudget>;
   /** Most lines of a multi-line completion. */
   maxLines?: number;
   /** Characters of packed context asked from retrieval before the token cap applies. */
-  contextChars?: number;
+  contextBudget?: number;
   heuristic?: HeuristicModel;
 }
 
@@ -75,8 +76,6 @@ export interface CompleteOptions {
 /** Tokens of the draft the heuristic gate generates without retrieval. */
 const DRAFT_TOKENS = 8;
 const MULTILINE_GENERATION_TOKENS = 256;
-const DEFAULT_MAX_LINES = 8;
-const DEFAULT_CONTEXT_CHARS = 2000;
 const REPOFORMER_LINE_THRESHOLD = 0.2;
 
 /** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
@@ -97,7 +96,7 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   get thresholds(): GateThresholds {
-    const line = this.options.threshold ?? this.gateModel()?.info.gateThreshold ?? REPOFORMER_LINE_THRESHOLD;
+    const line = this.options.gateThreshold ?? this.gateModel()?.info.gateThreshold ?? REPOFORMER_LINE_THRESHOLD;
     return { line, multiline: line * 0.75 };
   }
 
@@ -117,7 +116,7 @@ export class CompletionEngine implements CompletionBackend {
       left: cutLeft(request.text.slice(0, offset), budget.leftTokens, count),
       right: cutRight(request.text.slice(offset), budget.rightTokens, count),
     };
-    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULT_MAX_LINES, specialTexts(family));
+    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULTS.maxLines, specialTexts(family));
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
     const plainPrompt = (): number[] => generator.promptTokens(renderPrompt(family, input));
 
@@ -220,7 +219,7 @@ export class CompletionEngine implements CompletionBackend {
       cursor: request.cursor,
       draft,
       recent: request.recent,
-      budget: this.options.contextChars ?? DEFAULT_CONTEXT_CHARS,
+      budget: this.options.contextBudget ?? DEFAULTS.contextBudget,
       names,
     });
   }

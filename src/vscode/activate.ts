@@ -1,11 +1,12 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import { CompletionService } from '../engine/completionService';
 import { EngineClient } from '../engine/engineClient';
 import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
-import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
+import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { InlineProvider } from './provider';
 import { readSettings, type RepoGateSettings } from './settings';
@@ -52,10 +53,10 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     engine.retrieve = retrieval ? client.retrieve.bind(client) : undefined;
     engine.configure({
       gate: settings.gate,
-      threshold: settings.threshold,
+      gateThreshold: settings.gateThreshold,
       budget: { contextTokens: settings.contextTokens },
       maxLines: settings.maxLines,
-      contextChars: settings.contextChars,
+      contextBudget: settings.contextBudget,
       retrieval,
     });
   };
@@ -81,7 +82,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
 
   const indexSettings = (): { excludeGlobs: string[]; secretGlobs: string[] } => {
     const c = vscode.workspace.getConfiguration('repogate');
-    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [])], secretGlobs: c.get<string[]>('secretGlobs', []) };
+    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])], secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]) };
   };
 
   const reindex = async (fresh: boolean): Promise<void> => {

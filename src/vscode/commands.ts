@@ -1,5 +1,6 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import type { CompletionService } from '../engine/completionService';
 import { explainCompletion } from '../engine/explain';
 import type { EngineClient } from '../engine/engineClient';
@@ -45,7 +46,7 @@ async function useDemoModel(host: CommandHost): Promise<void> {
 async function selectModel(host: CommandHost): Promise<void> {
   type Pick = vscode.QuickPickItem & { run(): Promise<void> };
   const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []);
-  const current = config().get<string>('modelPath', '');
+  const current = config().get<string>('modelPath', DEFAULTS.modelPath);
   const picks: Pick[] = [
     { label: '$(folder-opened) Browse for a GGUF file…', run: async () => {
       const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF models': ['gguf'] }, title: 'RepoGate: choose a FIM code model' });
@@ -120,7 +121,7 @@ async function explainLast(host: CommandHost): Promise<void> {
 }
 
 async function selectGate(): Promise<void> {
-  const current = config().get<string>('gate', 'token');
+  const current = config().get<string>('gate', DEFAULTS.gate);
   const picked = await vscode.window.showQuickPick(
     GATE_POLICIES.map((g) => ({ label: g, description: g === current ? 'current' : undefined })),
     { title: 'RepoGate: gate policy', placeHolder: 'When to retrieve cross-file context' },
@@ -129,11 +130,11 @@ async function selectGate(): Promise<void> {
 }
 
 async function toggle(): Promise<void> {
-  await config().update('enabled', !config().get<boolean>('enabled', true), vscode.ConfigurationTarget.Global);
+  await config().update('enabled', !config().get<boolean>('enabled', DEFAULTS.enabled), vscode.ConfigurationTarget.Global);
 }
 
 async function menu(host: CommandHost): Promise<void> {
-  const enabled = config().get<boolean>('enabled', true);
+  const enabled = config().get<boolean>('enabled', DEFAULTS.enabled);
   const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
     { label: enabled ? '$(circle-slash) Disable completions' : '$(check) Enable completions', command: 'repogate.toggle' },
     { label: '$(refresh) Reindex repository', command: 'repogate.reindex' },

@@ -77,14 +77,14 @@ describe('completion engine with the tiny model', function () {
   });
 
   it('token: reads P(<cc>) once and retrieves iff it exceeds the threshold', async () => {
-    const open = await engine({ threshold: 0 }).complete(request);
+    const open = await engine({ gateThreshold: 0 }).complete(request);
     assert.equal(open.gate.policy, 'token');
     assert.equal(open.gate.source, 'generator');
     assert.ok(open.gate.score > 0 && open.gate.score < 1, `P(<cc>) ${open.gate.score}`);
     assert.equal(open.gate.fire, true);
     assert.equal(retrievals.length, 1);
     retrievals.length = 0;
-    const closed = await engine({ threshold: 1 }).complete(request);
+    const closed = await engine({ gateThreshold: 1 }).complete(request);
     assert.equal(closed.gate.fire, false);
     assert.equal(retrievals.length, 0);
     assert.ok(Math.abs(closed.gate.score - open.gate.score) < 1e-6, 'same prompt, same probability');
@@ -97,7 +97,7 @@ describe('completion engine with the tiny model', function () {
     await model.session.reset();
     const plain = await engine({ gate: 'never' }).complete(request);
     await model.session.reset();
-    const gated = await engine({ threshold: 1 }).complete(request);
+    const gated = await engine({ gateThreshold: 1 }).complete(request);
     assert.equal(gated.gate.fire, false);
     assert.equal(gated.prompt.tokens, plain.prompt.tokens, 'the same prompt as plain FIM');
     assert.equal(gated.prompt.evaluated, plain.prompt.evaluated, 'no second pass over the prompt');

@@ -1,5 +1,6 @@
 // `npm run bench:generation`: the generation benchmark — never / always / token / heuristic side by side (a
-// Repoformer Table 2 for our setting) with the bundled tiny model on the tiny model's held-out packages (MODEL.md),
+// Repoformer Table 2 for our setting) with the bundled tiny model on the tiny model's held-out packages
+// (test/fixtures/models/repogate-tiny.md),
 // one `repogate bench --model --gate` run per package on its `make-tasks` tasks, pooled into one table.
 // The packages come from the tiny model's corpus (tools/tiny-model/reproduce.sh step 1 builds it).
 // Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH] [-- --engine llama-server|openai-compatible
