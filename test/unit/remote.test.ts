@@ -10,7 +10,7 @@ import { CodeModel } from '../../src/model/codeModel';
 import type { PromptPiece } from '../../src/model/families';
 import { RemoteModel } from '../../src/model/remote/remoteModel';
 import { probabilityOf, type RemoteEngine, type TokenModel } from '../../src/model/tokenModel';
-import { BUILD_TIMEOUT_MS, slotsBusy, startLlamaServer, type RunningServer } from '../helpers/llamaServer';
+import { BUILD_TIMEOUT_MS, slotsBusy, startLlamaServer, startProxy, type RunningServer } from '../helpers/llamaServer';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 const LEFT = `import { UserRepo } from './repo';\n\nexport class UserService {\n  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
@@ -146,22 +146,23 @@ describe('remote engine on a real llama-server', function () {
   });
 
   it('a new request cancels the one in flight instead of queueing behind it', async () => {
-    const model = await remote();
-    await model.session.reset();
-    const tokens = model.tokenize([...gatePieces(LEFT, RIGHT), { special: 'fimMiddle' }]);
-    let first: Promise<unknown> | undefined;
-    const stale = new Promise<string>((resolve) => {
-      first = model.session.generate(tokens, {
-        maxTokens: 900,
-        stopIds: [],
-        onText: () => resolve('streaming'),
-      });
-    });
-    await stale;
-    const probe = model.session.probe(model.tokenize(gatePieces(`${LEFT}f`, RIGHT)));
-    const old = (await first) as { stoppedBy: string };
-    assert.equal(old.stoppedBy, 'abort', 'the stale generation was cancelled by the new request');
-    assert.ok((await probe).probabilities.size > 0);
+    // The stale request goes to a proxy that holds it (a slow prompt on a busy server); without the cancel it would
+    // hang until the timeout, and the new request behind it.
+    const proxy = await startProxy(server.url);
+    try {
+      const model = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'llama-server', url: proxy.url });
+      remotes.push(model);
+      proxy.mode = 'hang';
+      const tokens = model.tokenize([...gatePieces(LEFT, RIGHT), { special: 'fimMiddle' }]);
+      const stale = model.session.generate(tokens, { maxTokens: 16, stopIds: [] });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      proxy.mode = 'pass';
+      const probe = model.session.probe(model.tokenize(gatePieces(`${LEFT}f`, RIGHT)));
+      assert.equal((await stale).stoppedBy, 'abort', 'the stale generation was cancelled by the new request');
+      assert.ok((await probe).probabilities.size > 0);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
