@@ -134,6 +134,7 @@ async function round(url, editors, picks) {
     editors,
     requests: counts.completed + counts.aborted + counts.failed,
     ...counts,
+    with_first_token: firstTokens.length,
     first_token_p50_ms: Number(percentile(firstTokens, 50).toFixed(1)),
     first_token_p95_ms: Number(percentile(firstTokens, 95).toFixed(1)),
     seconds: Number(seconds.toFixed(1)),
@@ -156,9 +157,9 @@ try {
 const lines = [
   `llama-server, ${SLOTS} slots${PIN ? ' (one pinned per editor)' : ''}, ${THREADS} thread(s), model ${model.split('/').pop()}; ${KEYSTROKES} keystrokes per editor every ${TYPING_MS} ms; gate probe + generation per keystroke`,
   '',
-  '| editors | requests | completed | aborted | failed | keystroke→first token p50 ms | p95 ms | round s |',
-  '|---|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.editors} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.first_token_p50_ms} | ${r.first_token_p95_ms} | ${r.seconds} |`),
+  '| editors | requests | completed | aborted | failed | with a first token | keystroke→first token p50 ms | p95 ms | round s |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...results.map((r) => `| ${r.editors} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.with_first_token} | ${r.first_token_p50_ms} | ${r.first_token_p95_ms} | ${r.seconds} |`),
 ];
 console.log(lines.join('\n'));
 mkdirSync(join(root, '.bench'), { recursive: true });
