@@ -62,7 +62,9 @@ export function renderError(error: unknown): { text: string; exitCode: number } 
   // Model file problems already name the file, the problem and the fix (the editor shows the same words).
   if (error instanceof ModelFileError) return { text: `repogate: ${error.message}\n`, exitCode: 1 };
   // So do an inference server's failures (--engine): what went wrong there and what to do.
-  if (error instanceof ServerError) return { text: `repogate: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`, exitCode: 1 };
+  if (error instanceof ServerError) {
+    return { text: `repogate: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`, exitCode: 1 };
+  }
   const message = error instanceof Error ? error.message : String(error);
   return {
     text: `repogate: unexpected error: ${message}\n  ${BUG}\n`,

@@ -15,7 +15,7 @@ export interface TokenProbe extends ProbeResult {
   unlistedAtMost?: number;
 }
 
-/** Evaluation on one KV cache (a local sequence or a server slot): reuses the prefix it shares with the last request. */
+/** Evaluation on one KV cache (a local sequence or a server slot): reuses the prefix shared with the last request. */
 export interface TokenSession {
   /** Empties the cache: the next request evaluates its whole prompt. */
   reset(): Promise<void>;

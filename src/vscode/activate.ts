@@ -13,7 +13,16 @@ import { readSettings, type RepoGateSettings } from './settings';
 import { StatusBar } from './statusBar';
 
 /** Settings whose change needs the models reloaded; the others apply to the next request. */
-const MODEL_SETTINGS = ['modelPath', 'policyModelPath', 'gpuLayers', 'threads', 'contextSize', 'engine', 'serverUrl', 'serverModel'];
+const MODEL_SETTINGS = [
+  'modelPath',
+  'policyModelPath',
+  'gpuLayers',
+  'threads',
+  'contextSize',
+  'engine',
+  'serverUrl',
+  'serverModel',
+];
 
 /** The inference server's API key in the editor's secret storage: never in settings, never in the log. */
 const API_KEY_SECRET = 'repogate.serverApiKey';
@@ -42,7 +51,9 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       if (state.kind === 'ready') log.info(`model ready: ${state.generator.path}: ${describeModel(state.generator)}, loaded in ${state.generator.loadMs.toFixed(0)} ms`);
       if (state.kind === 'error') log.error(`model error: ${state.message}`);
       const problem = state.kind === 'ready' ? state.generator.server?.problem : undefined;
-      if (problem && problem.message !== lastServerProblem) log.error(`server: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`);
+      if (problem && problem.message !== lastServerProblem) {
+        log.error(`server: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`);
+      }
       else if (!problem && lastServerProblem && state.kind === 'ready') log.info('server: answering again');
       lastServerProblem = state.kind === 'ready' ? problem?.message : undefined;
     },
@@ -145,7 +156,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('repogate.setServerApiKey', async () => {
       const key = await vscode.window.showInputBox({
         title: 'RepoGate: server API key',
-        prompt: 'Sent as a bearer token to "repogate.serverUrl"; kept in the editor\'s secret storage. Empty removes it.',
+        prompt: 'Sent as a bearer token to "repogate.serverUrl"; kept in the secret storage. Empty removes it.',
         password: true,
         ignoreFocusOut: true,
       });
@@ -186,7 +197,10 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
 
 function modelRequest(settings: RepoGateSettings): ModelRequest {
   const common = { threads: settings.threads, gpuLayers: settings.gpuLayers, contextSize: settings.contextSize };
-  const server = settings.engine === 'local' ? undefined : { engine: settings.engine, url: settings.serverUrl, model: settings.serverModel || undefined };
+  const server =
+    settings.engine === 'local'
+      ? undefined
+      : { engine: settings.engine, url: settings.serverUrl, model: settings.serverModel || undefined };
   return {
     generator: settings.modelPath ? { modelPath: settings.modelPath, ...common } : undefined,
     policyModel: settings.policyModelPath ? { modelPath: settings.policyModelPath, ...common } : undefined,

@@ -56,7 +56,8 @@ export class StatusBar implements vscode.Disposable {
       item.text = '$(warning) RepoGate: server';
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
       item.command = 'repogate.showLog';
-      tooltip.push(`**Inference server** — ${escape(problem.message)}${problem.hint ? `\n\n${escape(problem.hint)}` : ''}\n\nClick to open the log.`);
+      const hint = problem.hint ? `\n\n${escape(problem.hint)}` : '';
+      tooltip.push(`**Inference server** — ${escape(problem.message)}${hint}\n\nClick to open the log.`);
     } else if (s.indexing) {
       item.text = `$(sync~spin) RepoGate: indexing ${s.indexing.done}/${s.indexing.total}`;
       item.command = 'repogate.menu';

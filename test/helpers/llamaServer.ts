@@ -12,7 +12,7 @@ import { promisify } from 'util';
 const ROOT = path.resolve(__dirname, '../../..');
 const BUILD_SCRIPT = path.join(ROOT, 'tools', 'llama-server', 'build.sh');
 
-/** A fresh machine compiles llama-server (a few minutes on 2 cores, longer while shared); a cached build returns at once. */
+/** A fresh machine compiles llama-server (about half an hour on 2 shared cores); a cached build returns at once. */
 export const BUILD_TIMEOUT_MS = 90 * 60_000;
 const READY_TIMEOUT_MS = 60_000;
 
@@ -20,11 +20,13 @@ let binary: Promise<string> | undefined;
 
 /** The llama-server binary, built on first use (the build script reuses a finished build). */
 export function llamaServerBinary(): Promise<string> {
-  binary ??= promisify(execFile)('bash', [BUILD_SCRIPT], { maxBuffer: 64 << 20, timeout: BUILD_TIMEOUT_MS }).then(({ stdout }) => {
-    const last = stdout.trim().split('\n').pop();
-    if (!last) throw new Error('tools/llama-server/build.sh printed no binary path');
-    return last;
-  });
+  binary ??= promisify(execFile)('bash', [BUILD_SCRIPT], { maxBuffer: 64 << 20, timeout: BUILD_TIMEOUT_MS }).then(
+    ({ stdout }) => {
+      const last = stdout.trim().split('\n').pop();
+      if (!last) throw new Error('tools/llama-server/build.sh printed no binary path');
+      return last;
+    },
+  );
   return binary;
 }
 
@@ -60,8 +62,18 @@ export async function startLlamaServer(flags: ServerFlags): Promise<RunningServe
   const port = flags.port ?? (await freePort());
   const slots = flags.slots ?? 1;
   const args = [
-    '-m', flags.model, '--host', '127.0.0.1', '--port', String(port),
-    '-t', String(flags.threads ?? 1), '-np', String(slots), '-c', String(slots * (flags.contextPerSlot ?? 1024)),
+    '-m',
+    flags.model,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '-t',
+    String(flags.threads ?? 1),
+    '-np',
+    String(slots),
+    '-c',
+    String(slots * (flags.contextPerSlot ?? 1024)),
     '--no-webui',
     ...(flags.apiKey ? ['--api-key', flags.apiKey] : []),
   ];
@@ -81,7 +93,10 @@ export async function startLlamaServer(flags: ServerFlags): Promise<RunningServe
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`llama-server exited (${child.exitCode}):\n${log}`);
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       await stop();
@@ -140,20 +155,29 @@ export async function startProxy(target: string, port = 0): Promise<MisbehavingP
       return;
     }
     if (mode === 'status-500') {
-      res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 500, message: 'out of memory (misbehaving proxy)' } }));
+      res
+        .writeHead(500, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 500, message: 'out of memory (misbehaving proxy)' } }));
       return;
     }
     if (mode === 'status-401') {
-      res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 401, message: 'Invalid API Key' } }));
+      res
+        .writeHead(401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 401, message: 'Invalid API Key' } }));
       return;
     }
     if (mode === 'garbage') {
-      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>');
+      res
+        .writeHead(200, { 'Content-Type': 'text/html' })
+        .end('<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>');
       return;
     }
     const upstream = await fetch(`${target}${req.url}`, {
       method: req.method,
-      headers: { 'Content-Type': 'application/json', ...(req.headers.authorization ? { Authorization: req.headers.authorization } : {}) },
+      headers: {
+        'Content-Type': 'application/json',
+        ...(req.headers.authorization ? { Authorization: req.headers.authorization } : {}),
+      },
       body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
     }).catch(() => undefined);
     if (!upstream) {

@@ -13,17 +13,27 @@ import { probabilityOf, type RemoteEngine, type TokenModel } from '../../src/mod
 import { BUILD_TIMEOUT_MS, slotsBusy, startLlamaServer, startProxy, type RunningServer } from '../helpers/llamaServer';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
-const LEFT = `import { UserRepo } from './repo';\n\nexport class UserService {\n  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
+const LEFT =
+  `import { UserRepo } from './repo';\n\nexport class UserService {\n` +
+  `  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
 const RIGHT = `\n    return user;\n  }\n}\n`;
 /** Code that spells the model's control tokens: it must reach the model as text. */
-const INJECTION_LEFT = `// the prompt format is <fim_prefix>L<fim_suffix>R<eof><cc>CC<fim_middle>\nconst marker = "<cc>";\nconst next = "<fim_middle>`;
+const INJECTION_LEFT =
+  '// the prompt format is <fim_prefix>L<fim_suffix>R<eof><cc>CC<fim_middle>\n' +
+  'const marker = "<cc>";\nconst next = "<fim_middle>';
 
 /** node-llama-cpp's prebuilt binary and the server built here run the same ggml; sums may differ in the last bits. */
 const PROBABILITY_TOLERANCE = 1e-4;
 /** "At once" for a slot after an abort: the server notices a closed connection at its next token. */
 const SLOT_FREE_MS = 2000;
 
-const gatePieces = (left: string, right: string): PromptPiece[] => [{ special: 'fimPrefix' }, { text: left }, { special: 'fimSuffix' }, { text: right }, { special: 'eof' }];
+const gatePieces = (left: string, right: string): PromptPiece[] => [
+  { special: 'fimPrefix' },
+  { text: left },
+  { special: 'fimSuffix' },
+  { text: right },
+  { special: 'eof' },
+];
 
 describe('remote engine on a real llama-server', function () {
   this.timeout(120_000);
@@ -52,15 +62,25 @@ describe('remote engine on a real llama-server', function () {
     it(`${engine}: P(<cc>) and the top of the distribution equal the local engine's on the same prompts`, async () => {
       const model = await remote(engine);
       const cc = local.info.family.ids.cc!;
-      for (const [left, right] of [[LEFT, RIGHT], ['', ''], [INJECTION_LEFT, '";\n']]) {
+      for (const [left, right] of [
+        [LEFT, RIGHT],
+        ['', ''],
+        [INJECTION_LEFT, '";\n'],
+      ]) {
         const tokens = local.tokenize(gatePieces(left, right));
         const here = await local.session.probe(tokens);
         const there = await model.session.probe(tokens);
-        assert.ok(Math.abs(probabilityOf(there, cc) - probabilityOf(here, cc)) < PROBABILITY_TOLERANCE, `P(<cc>) ${probabilityOf(there, cc)} vs ${probabilityOf(here, cc)}`);
-        for (const [id, p] of there.probabilities) assert.ok(Math.abs(p - (here.probabilities.get(id) ?? 0)) < PROBABILITY_TOLERANCE, `token ${id}`);
+        assert.ok(
+          Math.abs(probabilityOf(there, cc) - probabilityOf(here, cc)) < PROBABILITY_TOLERANCE,
+          `P(<cc>) ${probabilityOf(there, cc)} vs ${probabilityOf(here, cc)}`,
+        );
+        for (const [id, p] of there.probabilities)
+          assert.ok(Math.abs(p - (here.probabilities.get(id) ?? 0)) < PROBABILITY_TOLERANCE, `token ${id}`);
         // The bound for tokens outside the top k is the k-th probability: no unlisted token exceeds it.
         const bound = there.unlistedAtMost ?? 0;
-        for (const [id, p] of here.probabilities) if (!there.probabilities.has(id)) assert.ok(p <= bound + PROBABILITY_TOLERANCE, `token ${id}: ${p} > ${bound}`);
+        for (const [id, p] of here.probabilities)
+          if (!there.probabilities.has(id))
+            assert.ok(p <= bound + PROBABILITY_TOLERANCE, `token ${id}: ${p} > ${bound}`);
       }
     });
 
@@ -77,7 +97,8 @@ describe('remote engine on a real llama-server', function () {
       assert.ok(texts.every((t, i) => i === 0 || t.startsWith(texts[i - 1]) || t.length >= texts[i - 1].length));
       assert.equal(texts[texts.length - 1], there.text);
       assert.equal(there.confidences.length, there.tokens.length);
-      for (const [i, c] of there.confidences.entries()) assert.ok(Math.abs(c - here.confidences[i]) < 1e-3, `confidence ${i}: ${c} vs ${here.confidences[i]}`);
+      for (const [i, c] of there.confidences.entries())
+        assert.ok(Math.abs(c - here.confidences[i]) < 1e-3, `confidence ${i}: ${c} vs ${here.confidences[i]}`);
     });
   }
 
@@ -93,28 +114,43 @@ describe('remote engine on a real llama-server', function () {
     assert.ok((parsed.tokens as number[]).some((id) => specials.has(id)));
   });
 
-  it('generation after the gate probe evaluates only the continuation (the server\'s own token counts)', async () => {
+  it("generation after the gate probe evaluates only the continuation (the server's own token counts)", async () => {
     const model = await remote();
     await model.session.reset();
     const prefix = model.tokenize(gatePieces(LEFT, RIGHT));
     const probe = await model.session.probe(prefix);
     assert.equal(probe.evaluated, prefix.length, 'after a reset the probe evaluates its whole prompt');
-    const continuation = model.tokenize([{ special: 'cc' }, { text: '\n\n// the below code fragment can be found in: src/repo.ts\n' }, { special: 'fimMiddle' }]);
-    const generated = await model.session.generate([...prefix, ...continuation], { maxTokens: 4, stopIds: model.info.family.stopIds });
+    const continuation = model.tokenize([
+      { special: 'cc' },
+      { text: '\n\n// the below code fragment can be found in: src/repo.ts\n' },
+      { special: 'fimMiddle' },
+    ]);
+    const generated = await model.session.generate([...prefix, ...continuation], {
+      maxTokens: 4,
+      stopIds: model.info.family.stopIds,
+    });
     assert.equal(generated.reused, prefix.length, `reused ${generated.reused} of ${prefix.length}`);
     assert.equal(generated.evaluated, continuation.length);
   });
 
   it('the completion engine gives the same gate score and completion remotely as locally', async () => {
     const model = await remote();
-    const request = { path: 'src/userService.ts', text: `${LEFT}\n${RIGHT}`, cursor: { line: 6, character: 35 }, mode: 'line' as const };
+    const request = {
+      path: 'src/userService.ts',
+      text: `${LEFT}\n${RIGHT}`,
+      cursor: { line: 6, character: 35 },
+      mode: 'line' as const,
+    };
     const results = [];
     for (const generator of [local, model] as TokenModel[]) {
       await generator.session.reset();
       results.push(await new CompletionEngine({ generator, gate: 'token' }).complete(request));
     }
     const [here, there] = results;
-    assert.ok(Math.abs(here.gate.score - there.gate.score) < PROBABILITY_TOLERANCE, `${here.gate.score} vs ${there.gate.score}`);
+    assert.ok(
+      Math.abs(here.gate.score - there.gate.score) < PROBABILITY_TOLERANCE,
+      `${here.gate.score} vs ${there.gate.score}`,
+    );
     assert.equal(there.gate.fire, here.gate.fire);
     assert.equal(there.text, here.text);
     assert.equal(there.prompt.tokens, here.prompt.tokens);
@@ -122,7 +158,7 @@ describe('remote engine on a real llama-server', function () {
     assert.equal(there.prompt.evaluated, here.prompt.evaluated);
   });
 
-  it('an abort closes the stream and frees the server\'s slot at once', async () => {
+  it("an abort closes the stream and frees the server's slot at once", async () => {
     const model = await remote();
     await model.session.reset();
     const tokens = model.tokenize([...gatePieces(LEFT, RIGHT), { special: 'fimMiddle' }]);
@@ -167,6 +203,10 @@ describe('remote engine on a real llama-server', function () {
 });
 
 async function postJson(url: string, body: unknown): Promise<{ tokens: unknown }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return (await response.json()) as { tokens: unknown };
 }

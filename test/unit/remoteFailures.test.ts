@@ -13,12 +13,25 @@ import { logprobsOf } from '../../src/model/remote/openaiCompatible';
 import { RemoteModel, type ServerOptions } from '../../src/model/remote/remoteModel';
 import type { PromptPiece } from '../../src/model/families';
 import { writeBadModels, type BadModels } from '../helpers/badModels';
-import { BUILD_TIMEOUT_MS, freePort, startLlamaServer, startProxy, type MisbehavingProxy, type RunningServer } from '../helpers/llamaServer';
+import {
+  BUILD_TIMEOUT_MS,
+  freePort,
+  startLlamaServer,
+  startProxy,
+  type MisbehavingProxy,
+  type RunningServer,
+} from '../helpers/llamaServer';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 /** Short, so that the slow-server case fails fast; a real server answers the tiny model in milliseconds. */
 const TEST_TIMEOUT_MS = 1500;
-const PROMPT: PromptPiece[] = [{ special: 'fimPrefix' }, { text: 'const total = ' }, { special: 'fimSuffix' }, { text: ';\n' }, { special: 'eof' }];
+const PROMPT: PromptPiece[] = [
+  { special: 'fimPrefix' },
+  { text: 'const total = ' },
+  { special: 'fimSuffix' },
+  { text: ';\n' },
+  { special: 'eof' },
+];
 
 type Problem = { message: string; hint?: string } | undefined;
 
@@ -49,7 +62,7 @@ describe('remote engine failures', function () {
     assert.equal(error.code, code, error.message);
     assert.match(error.message, pattern);
     assert.ok(error.hint, 'a hint says what to do');
-    assert.match(model.info.server.problem?.message ?? '', pattern, 'reported as the model\'s problem');
+    assert.match(model.info.server.problem?.message ?? '', pattern, "reported as the model's problem");
     return error;
   };
 
@@ -71,7 +84,11 @@ describe('remote engine failures', function () {
   it('server down: a clear "cannot reach" at load and per request, and completions resume when it is up', async () => {
     const port = await freePort();
     const problems: Problem[] = [];
-    const model = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'llama-server', url: `http://127.0.0.1:${port}`, timeoutMs: TEST_TIMEOUT_MS }, (p) => problems.push(p));
+    const model = await RemoteModel.load(
+      { modelPath: TINY_MODEL },
+      { engine: 'llama-server', url: `http://127.0.0.1:${port}`, timeoutMs: TEST_TIMEOUT_MS },
+      (p) => problems.push(p),
+    );
     opened.push(model);
     assert.match(model.info.server.problem?.message ?? '', /cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
     assert.match(describeModel(model.info), /failing: llama-server: cannot reach/);
@@ -129,12 +146,20 @@ describe('remote engine failures', function () {
     const guarded = await startLlamaServer({ model: TINY_MODEL, apiKey: 'team-secret-key' });
     try {
       const problems: Problem[] = [];
-      const wrong = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'llama-server', url: guarded.url, apiKey: 'wrong-key', timeoutMs: TEST_TIMEOUT_MS }, (p) => problems.push(p));
+      const wrong = await RemoteModel.load(
+        { modelPath: TINY_MODEL },
+        { engine: 'llama-server', url: guarded.url, apiKey: 'wrong-key', timeoutMs: TEST_TIMEOUT_MS },
+        (p) => problems.push(p),
+      );
       opened.push(wrong);
       const error = await failsWith(wrong, 'unauthorized', /refused the request \(401/);
       assert.match(error.hint ?? '', /Set Server API Key/);
-      for (const p of problems) assert.doesNotMatch(JSON.stringify(p), /wrong-key|team-secret-key/, 'the key never appears in a message');
-      const right = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'llama-server', url: guarded.url, apiKey: 'team-secret-key', timeoutMs: TEST_TIMEOUT_MS });
+      for (const p of problems)
+        assert.doesNotMatch(JSON.stringify(p), /wrong-key|team-secret-key/, 'the key never appears in a message');
+      const right = await RemoteModel.load(
+        { modelPath: TINY_MODEL },
+        { engine: 'llama-server', url: guarded.url, apiKey: 'team-secret-key', timeoutMs: TEST_TIMEOUT_MS },
+      );
       opened.push(right);
       assert.equal(right.info.server.problem, undefined);
       assert.ok((await right.session.probe(right.tokenize(PROMPT))).probabilities.size > 0);
@@ -156,18 +181,24 @@ describe('remote engine failures', function () {
     });
 
     it('is refused with the missing token named, before any prompt is sent', async () => {
-      const model = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'llama-server', url: noFim.url, timeoutMs: TEST_TIMEOUT_MS });
+      const model = await RemoteModel.load(
+        { modelPath: TINY_MODEL },
+        { engine: 'llama-server', url: noFim.url, timeoutMs: TEST_TIMEOUT_MS },
+      );
       opened.push(model);
       assert.match(model.info.server.problem?.message ?? '', /has no <fim_prefix> token/);
       await failsWith(model, 'incompatible', /has no <fim_prefix> token/);
     });
   });
 
-  it('the model host stays ready through server failures and reports each change (what the status bar shows)', async () => {
+  it('the model host stays ready through server failures and reports each change (the status bar)', async () => {
     const states: ModelState[] = [];
     const host = new ModelHost((state) => states.push(state));
     opened.push(host);
-    const state = await host.load({ generator: { modelPath: TINY_MODEL }, server: { engine: 'llama-server', url: proxy.url, timeoutMs: TEST_TIMEOUT_MS } });
+    const state = await host.load({
+      generator: { modelPath: TINY_MODEL },
+      server: { engine: 'llama-server', url: proxy.url, timeoutMs: TEST_TIMEOUT_MS },
+    });
     assert.equal(state.kind, 'ready');
     if (state.kind !== 'ready') return;
     proxy.mode = 'status-500';
@@ -184,14 +215,21 @@ describe('remote engine failures', function () {
   it('an unset or malformed server URL is a load error that says which setting to fix', async () => {
     const host = new ModelHost();
     opened.push(host);
-    const state = await host.load({ generator: { modelPath: TINY_MODEL }, server: { engine: 'llama-server', url: '' } });
+    const state = await host.load({
+      generator: { modelPath: TINY_MODEL },
+      server: { engine: 'llama-server', url: '' },
+    });
     assert.equal(state.kind, 'error');
-    assert.ok(state.kind === 'error' && /no inference server is set/.test(state.message) && /repogate\.serverUrl/.test(state.hint ?? ''));
+    assert.ok(
+      state.kind === 'error' &&
+        /no inference server is set/.test(state.message) &&
+        /repogate\.serverUrl/.test(state.hint ?? ''),
+    );
   });
 });
 
 describe('OpenAI-compatible logprobs shapes', () => {
-  it('reads token ids from vLLM\'s legacy shape with return_tokens_as_token_ids (a documented-format fixture, not a server)', () => {
+  it("reads token ids from vLLM's legacy shape (return_tokens_as_token_ids; a documented-format fixture)", () => {
     const logprobs = {
       tokens: ['token_id:17', 'token_id:4'],
       token_logprobs: [-0.1, -0.7],
@@ -199,12 +237,21 @@ describe('OpenAI-compatible logprobs shapes', () => {
       text_offset: [0, 2],
     };
     const read = logprobsOf(logprobs, 'vllm');
-    assert.deepEqual(read.map((t) => t.id), [17, 4]);
+    assert.deepEqual(
+      read.map((t) => t.id),
+      [17, 4],
+    );
     assert.ok(Math.abs(read[0].probability - Math.exp(-0.1)) < 1e-12);
-    assert.deepEqual(read[0].top.map((t) => t.id), [17, 3]);
+    assert.deepEqual(
+      read[0].top.map((t) => t.id),
+      [17, 3],
+    );
   });
 
   it('refuses tokens written as text instead of ids, with a hint', () => {
-    assert.throws(() => logprobsOf({ tokens: ['const'], token_logprobs: [-0.1], top_logprobs: [] }, 'vllm'), /return_tokens_as_token_ids/);
+    assert.throws(
+      () => logprobsOf({ tokens: ['const'], token_logprobs: [-0.1], top_logprobs: [] }, 'vllm'),
+      /return_tokens_as_token_ids/,
+    );
   });
 });

@@ -49,14 +49,16 @@ function heldOutLines() {
     }
   };
   for (const name of HELD_OUT) if (existsSync(join(corpus, name))) walk(join(corpus, name));
-  if (!files.length) throw new Error(`no held-out sources under ${corpus}: run the corpus step of tools/tiny-model/reproduce.sh`);
+  if (!files.length)
+    throw new Error(`no held-out sources under ${corpus}: run the corpus step of tools/tiny-model/reproduce.sh`);
   const picks = [];
   for (const file of files.sort()) {
     const text = readFileSync(file, 'utf8');
     const lines = text.split('\n');
     for (const [i, line] of lines.entries()) {
       const code = line.trim();
-      if (code.length >= KEYSTROKES && !code.startsWith('//') && !code.startsWith('*')) picks.push({ file, text, line: i });
+      if (code.length >= KEYSTROKES && !code.startsWith('//') && !code.startsWith('*'))
+        picks.push({ file, text, line: i });
     }
   }
   return picks;
@@ -70,12 +72,43 @@ const percentile = (values, p) => {
 async function startServer() {
   const given = option('--server', undefined);
   if (given) return { url: given, stop() {} };
-  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim().split('\n').pop();
+  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+    .toString()
+    .trim()
+    .split('\n')
+    .pop();
   const port = String(19000 + Math.floor(Math.random() * 1000));
-  const child = spawn(binary, ['-m', model, '--host', '127.0.0.1', '--port', port, '-t', THREADS, '-np', String(SLOTS), '-c', String(SLOTS * 1024), '--no-webui'], { stdio: 'ignore' });
+  const child = spawn(
+    binary,
+    [
+      '-m',
+      model,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      port,
+      '-t',
+      THREADS,
+      '-np',
+      String(SLOTS),
+      '-c',
+      String(SLOTS * 1024),
+      '--no-webui',
+    ],
+    { stdio: 'ignore' },
+  );
   process.on('exit', () => child.kill());
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; !(await fetch(`${url}/health`).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 300 || child.exitCode !== null) throw new Error(`llama-server did not start on ${url}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -97,10 +130,15 @@ async function typeAlong(generator, pick, deadline, record) {
     const typed = target.slice(0, indent + k);
     const text = [...lines.slice(0, pick.line), typed, ...lines.slice(pick.line + 1)].join('\n');
     pending.push(
-      engine.complete({ path: pick.file, text, cursor: { line: pick.line, character: typed.length }, mode: 'line' }, { signal: controller.signal }).then(
-        (result) => record(result.aborted ? 'aborted' : 'completed', result.timings.firstTokenMs),
-        (error) => record(controller.signal.aborted ? 'aborted' : 'failed', undefined, error),
-      ),
+      engine
+        .complete(
+          { path: pick.file, text, cursor: { line: pick.line, character: typed.length }, mode: 'line' },
+          { signal: controller.signal },
+        )
+        .then(
+          (result) => record(result.aborted ? 'aborted' : 'completed', result.timings.firstTokenMs),
+          (error) => record(controller.signal.aborted ? 'aborted' : 'failed', undefined, error),
+        ),
     );
     await new Promise((resolve) => setTimeout(resolve, TYPING_MS));
   }
@@ -110,7 +148,9 @@ async function typeAlong(generator, pick, deadline, record) {
 async function round(url, editors, picks) {
   const generators = [];
   for (let i = 0; i < editors; i++) {
-    generators.push(await RemoteModel.load({ modelPath: model }, { engine: 'llama-server', url, slot: PIN ? i % SLOTS : undefined }));
+    generators.push(
+      await RemoteModel.load({ modelPath: model }, { engine: 'llama-server', url, slot: PIN ? i % SLOTS : undefined }),
+    );
   }
   const counts = { completed: 0, aborted: 0, failed: 0 };
   const firstTokens = [];
@@ -124,10 +164,12 @@ async function round(url, editors, picks) {
   const deadline = Date.now() + ROUND_CAP_MS;
   const started = performance.now();
   // Editors start a little apart, as people do, each on its own held-out line.
-  await Promise.all(generators.map(async (generator, i) => {
-    await new Promise((resolve) => setTimeout(resolve, (i * TYPING_MS) / editors));
-    await typeAlong(generator, picks[(i * 7919) % picks.length], deadline, record);
-  }));
+  await Promise.all(
+    generators.map(async (generator, i) => {
+      await new Promise((resolve) => setTimeout(resolve, (i * TYPING_MS) / editors));
+      await typeAlong(generator, picks[(i * 7919) % picks.length], deadline, record);
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   for (const g of generators) await g.dispose();
   return {
@@ -155,11 +197,18 @@ try {
   server.stop();
 }
 const lines = [
-  `llama-server, ${SLOTS} slots${PIN ? ' (one pinned per editor)' : ''}, ${THREADS} thread(s), model ${model.split('/').pop()}; ${KEYSTROKES} keystrokes per editor every ${TYPING_MS} ms; gate probe + generation per keystroke`,
+  `llama-server, ${SLOTS} slots${PIN ? ' (one pinned per editor)' : ''}, ${THREADS} thread(s), ` +
+    `model ${model.split('/').pop()}; ${KEYSTROKES} keystrokes per editor every ${TYPING_MS} ms; ` +
+    'gate probe + generation per keystroke',
   '',
-  '| editors | requests | completed | aborted | failed | with a first token | keystroke→first token p50 ms | p95 ms | round s |',
+  '| editors | requests | completed | aborted | failed | with a first token ' +
+    '| keystroke→first token p50 ms | p95 ms | round s |',
   '|---|---|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.editors} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.with_first_token} | ${r.first_token_p50_ms} | ${r.first_token_p95_ms} | ${r.seconds} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.editors} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.with_first_token} ` +
+      `| ${r.first_token_p50_ms} | ${r.first_token_p95_ms} | ${r.seconds} |`,
+  ),
 ];
 console.log(lines.join('\n'));
 mkdirSync(join(root, '.bench'), { recursive: true });

@@ -89,7 +89,11 @@ export class HttpClient {
           yield this.parse(path, data);
         }
       }
-      if (buffered.trim()) throw new ServerError('bad-response', `${this.base}${path}: the stream ended inside an event ("${quote(buffered)}")`);
+      if (buffered.trim())
+        throw new ServerError(
+          'bad-response',
+          `${this.base}${path}: the stream ended inside an event ("${quote(buffered)}")`,
+        );
     } finally {
       call.end();
     }
@@ -112,9 +116,11 @@ export class HttpClient {
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
     call.arm();
-    const response = await fetch(`${this.base}${path}`, { ...init, headers, signal: call.signal }).catch((error: unknown) => {
-      throw call.failure(path, error);
-    });
+    const response = await fetch(`${this.base}${path}`, { ...init, headers, signal: call.signal }).catch(
+      (error: unknown) => {
+        throw call.failure(path, error);
+      },
+    );
     if (response.ok) return response;
     const text = await response.text().catch(() => '');
     throw this.serverFailure(path, response.status, text);
@@ -149,7 +155,12 @@ export class HttpClient {
         'Check "repogate.engine" (llama-server or openai-compatible) and "repogate.serverUrl".',
       );
     }
-    if (status >= 500) return new ServerError('server-error', `${where} failed on the server (${status}${said ? `: ${said}` : ''})`, 'See the server\'s log.');
+    if (status >= 500)
+      return new ServerError(
+        'server-error',
+        `${where} failed on the server (${status}${said ? `: ${said}` : ''})`,
+        "See the server's log.",
+      );
     return new ServerError('bad-request', `${where} rejected the request (${status}${said ? `: ${said}` : ''})`);
   }
 
@@ -162,7 +173,7 @@ export class HttpClient {
 function serverMessage(body: string): string {
   try {
     const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+    const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
     if (typeof message === 'string') return quote(message);
   } catch {
     // not JSON: quote the text itself

@@ -35,7 +35,8 @@ export class LlamaServer implements ServerProtocol {
       if (ids.length !== 1 || ids[0] !== id) {
         throw new ServerError(
           'incompatible',
-          `the model on ${this.http.url} has no ${text} token (id ${id} in the local vocabulary): it is not a fill-in-the-middle model of this family`,
+          `the model on ${this.http.url} has no ${text} token (id ${id} in the local vocabulary): ` +
+            'it is not a fill-in-the-middle model of this family',
           'Run the same FIM code model on the server as "repogate.modelPath" names.',
         );
       }
@@ -49,19 +50,28 @@ export class LlamaServer implements ServerProtocol {
       );
     }
     const props = await this.http.getJson('/props', signal);
-    const settings = isRecord(props) && isRecord(props.default_generation_settings) ? props.default_generation_settings : undefined;
+    const settings =
+      isRecord(props) && isRecord(props.default_generation_settings) ? props.default_generation_settings : undefined;
     const nCtx = settings?.n_ctx;
     return { contextSize: typeof nCtx === 'number' && nCtx > 0 ? nCtx : undefined };
   }
 
   async top(request: ServerRequest): Promise<TopProbabilities> {
     const where = `${this.http.url}/completion`;
-    const answer = await this.http.postJson('/completion', this.body(request, { n_predict: 1, n_probs: PROBE_TOP_K.llamaServer }), request.signal);
+    const answer = await this.http.postJson(
+      '/completion',
+      this.body(request, { n_predict: 1, n_probs: PROBE_TOP_K.llamaServer }),
+      request.signal,
+    );
     expectShape(isRecord(answer) && Array.isArray(answer.completion_probabilities), where, 'completion_probabilities');
     const first: unknown = answer.completion_probabilities[0];
     expectShape(isRecord(first) && Array.isArray(first.top_logprobs), where, 'top_logprobs');
     const entries = first.top_logprobs.map((entry: unknown) => {
-      expectShape(isRecord(entry) && typeof entry.id === 'number' && typeof entry.logprob === 'number', where, 'token ids and log-probabilities');
+      expectShape(
+        isRecord(entry) && typeof entry.id === 'number' && typeof entry.logprob === 'number',
+        where,
+        'token ids and log-probabilities',
+      );
       return { id: entry.id, probability: Math.exp(entry.logprob) };
     });
     return { ...topFrom(entries, PROBE_TOP_K.llamaServer), cost: cost(request.tokens.length, answer.timings) };
@@ -69,7 +79,13 @@ export class LlamaServer implements ServerProtocol {
 
   async *stream(request: ServerRequest & { maxTokens: number }): AsyncGenerator<StreamEvent> {
     const where = `${this.http.url}/completion`;
-    const body = this.body(request, { n_predict: request.maxTokens, n_probs: 1, stream: true, timings_per_token: true, return_tokens: true });
+    const body = this.body(request, {
+      n_predict: request.maxTokens,
+      n_probs: 1,
+      stream: true,
+      timings_per_token: true,
+      return_tokens: true,
+    });
     let costSent = false;
     for await (const chunk of this.http.postStream('/completion', body, request.signal)) {
       expectShape(isRecord(chunk), where, 'a JSON object per event');
@@ -93,12 +109,24 @@ export class LlamaServer implements ServerProtocol {
         return;
       }
     }
-    throw new ServerError('bad-response', `${where}: the stream ended before the completion did`, 'The server may have crashed; see its log.');
+    throw new ServerError(
+      'bad-response',
+      `${where}: the stream ended before the completion did`,
+      'The server may have crashed; see its log.',
+    );
   }
 
   private async tokenize(content: string, parseSpecial: boolean, signal?: AbortSignal): Promise<number[]> {
-    const answer = await this.http.postJson('/tokenize', { content, parse_special: parseSpecial, add_special: false }, signal);
-    expectShape(isRecord(answer) && Array.isArray(answer.tokens) && answer.tokens.every((t) => typeof t === 'number'), `${this.http.url}/tokenize`, 'token ids');
+    const answer = await this.http.postJson(
+      '/tokenize',
+      { content, parse_special: parseSpecial, add_special: false },
+      signal,
+    );
+    expectShape(
+      isRecord(answer) && Array.isArray(answer.tokens) && answer.tokens.every((t) => typeof t === 'number'),
+      `${this.http.url}/tokenize`,
+      'token ids',
+    );
     return answer.tokens as number[];
   }
 

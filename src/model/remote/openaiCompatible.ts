@@ -38,17 +38,25 @@ export class OpenAICompatible implements ServerProtocol {
     this.model = model;
   }
 
-  /** The served model (the configured one must be among them; else the first), and a tokenizer check where /tokenize exists. */
+  /** The served model (the configured one, else the first listed), and a tokenizer check where /tokenize exists. */
   async check(expected: VocabularyCheck, signal?: AbortSignal): Promise<ServerFacts> {
     const where = `${this.http.url}/v1/models`;
     const list = await this.http.getJson('/v1/models', signal);
     expectShape(isRecord(list) && Array.isArray(list.data), where, 'a model list');
-    const models = list.data.map((m) => (isRecord(m) && typeof m.id === 'string' ? m.id : undefined)).filter((m): m is string => m !== undefined);
+    const models = list.data
+      .map((m) => (isRecord(m) && typeof m.id === 'string' ? m.id : undefined))
+      .filter((m): m is string => m !== undefined);
     if (this.model && !models.includes(this.model)) {
-      throw new ServerError('incompatible', `${this.http.url} does not serve "${this.model}" (it serves ${models.join(', ') || 'nothing'})`, 'Fix "repogate.serverModel".');
+      throw new ServerError(
+        'incompatible',
+        `${this.http.url} does not serve "${this.model}" (it serves ${models.join(', ') || 'nothing'})`,
+        'Fix "repogate.serverModel".',
+      );
     }
     this.model ??= models[0];
-    const lengths = list.data.map((m) => (isRecord(m) && typeof m.max_model_len === 'number' ? m.max_model_len : undefined));
+    const lengths = list.data.map((m) =>
+      isRecord(m) && typeof m.max_model_len === 'number' ? m.max_model_len : undefined,
+    );
     const ids = await this.tokenize(expected.sample.text, signal);
     if (ids && ids.join(',') !== expected.sample.ids.join(',')) {
       throw new ServerError(
@@ -62,7 +70,11 @@ export class OpenAICompatible implements ServerProtocol {
 
   async top(request: ServerRequest): Promise<TopProbabilities> {
     const where = `${this.http.url}/v1/completions`;
-    const answer = await this.http.postJson('/v1/completions', this.body(request, { max_tokens: 1, logprobs: PROBE_TOP_K.openai }), request.signal);
+    const answer = await this.http.postJson(
+      '/v1/completions',
+      this.body(request, { max_tokens: 1, logprobs: PROBE_TOP_K.openai }),
+      request.signal,
+    );
     const choice = firstChoice(answer, where);
     const [first] = logprobsOf(choice.logprobs, where);
     expectShape(first !== undefined, where, 'logprobs');
@@ -71,7 +83,12 @@ export class OpenAICompatible implements ServerProtocol {
 
   async *stream(request: ServerRequest & { maxTokens: number }): AsyncGenerator<StreamEvent> {
     const where = `${this.http.url}/v1/completions`;
-    const body = this.body(request, { max_tokens: request.maxTokens, logprobs: 1, stream: true, stream_options: { include_usage: true } });
+    const body = this.body(request, {
+      max_tokens: request.maxTokens,
+      logprobs: 1,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let finished = false;
     for await (const chunk of this.http.postStream('/v1/completions', body, request.signal)) {
       const c = usageCost(request.tokens.length, chunk);
@@ -80,7 +97,11 @@ export class OpenAICompatible implements ServerProtocol {
       const choice = firstChoice(chunk, where);
       const tokens = logprobsOf(choice.logprobs, where);
       if (typeof choice.text === 'string' && choice.text && tokens.length === 0) {
-        throw new ServerError('incompatible', `${where} streams text without token ids`, 'Use a server that returns token ids with logprobs (vLLM, llama-server).');
+        throw new ServerError(
+          'incompatible',
+          `${where} streams text without token ids`,
+          'Use a server that returns token ids with logprobs (vLLM, llama-server).',
+        );
       }
       for (const t of tokens) yield { token: t.id, probability: t.probability };
       if (typeof choice.finish_reason === 'string') {
@@ -88,15 +109,25 @@ export class OpenAICompatible implements ServerProtocol {
         if (choice.finish_reason === 'stop') yield { endOfText: true };
       }
     }
-    if (!finished) throw new ServerError('bad-response', `${where}: the stream ended before the completion did`, 'The server may have crashed; see its log.');
+    if (!finished)
+      throw new ServerError(
+        'bad-response',
+        `${where}: the stream ended before the completion did`,
+        'The server may have crashed; see its log.',
+      );
   }
 
   private async tokenize(text: string, signal?: AbortSignal): Promise<number[] | undefined> {
     // vLLM reads `prompt`, llama-server `content`; a server without the route is not checked.
     const answer = await this.http
-      .postJson('/tokenize', { model: this.model, prompt: text, content: text, add_special_tokens: false, parse_special: false }, signal)
+      .postJson(
+        '/tokenize',
+        { model: this.model, prompt: text, content: text, add_special_tokens: false, parse_special: false },
+        signal,
+      )
       .catch((error: unknown) => {
-        if (error instanceof ServerError && (error.code === 'incompatible' || error.code === 'bad-request')) return undefined;
+        if (error instanceof ServerError && (error.code === 'incompatible' || error.code === 'bad-request'))
+          return undefined;
         throw error;
       });
     if (!isRecord(answer) || !Array.isArray(answer.tokens)) return undefined;
@@ -132,7 +163,11 @@ export function logprobsOf(logprobs: unknown, where: string): Logprob[] {
   if (!isRecord(logprobs)) return [];
   if (Array.isArray(logprobs.content)) {
     return logprobs.content.map((entry: unknown) => {
-      expectShape(isRecord(entry) && typeof entry.id === 'number' && typeof entry.logprob === 'number', where, 'token ids and log-probabilities');
+      expectShape(
+        isRecord(entry) && typeof entry.id === 'number' && typeof entry.logprob === 'number',
+        where,
+        'token ids and log-probabilities',
+      );
       const top = Array.isArray(entry.top_logprobs) ? entry.top_logprobs : [];
       return {
         id: entry.id,
@@ -149,7 +184,12 @@ export function logprobsOf(logprobs: unknown, where: string): Logprob[] {
     return {
       id: idFromTokenText(token, where),
       probability: Math.exp(Number((logprobs.token_logprobs as unknown[])[i])),
-      top: isRecord(top) ? Object.entries(top).map(([text, lp]) => ({ id: idFromTokenText(text, where), probability: Math.exp(Number(lp)) })) : [],
+      top: isRecord(top)
+        ? Object.entries(top).map(([text, lp]) => ({
+            id: idFromTokenText(text, where),
+            probability: Math.exp(Number(lp)),
+          }))
+        : [],
     };
   });
 }

@@ -54,7 +54,11 @@ export const PROBE_TOP_K = { llamaServer: 50, openai: 20 } as const;
 /** Throws a clear error when a JSON answer lacks what the protocol promises. */
 export function expectShape(ok: boolean, where: string, what: string): asserts ok {
   if (!ok) {
-    throw new ServerError('bad-response', `${where} answered without ${what}`, 'Check "repogate.engine": the server may speak another API.');
+    throw new ServerError(
+      'bad-response',
+      `${where} answered without ${what}`,
+      'Check "repogate.engine": the server may speak another API.',
+    );
   }
 }
 
@@ -63,7 +67,10 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The probabilities of a top-k list, with the bound for the tokens it leaves out. */
-export function topFrom(entries: readonly { id: number; probability: number }[], k: number): Omit<TopProbabilities, 'cost'> {
+export function topFrom(
+  entries: readonly { id: number; probability: number }[],
+  k: number,
+): Omit<TopProbabilities, 'cost'> {
   const probabilities = new Map<number, number>();
   for (const e of entries) probabilities.set(e.id, e.probability);
   const last = entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : undefined;

@@ -48,7 +48,8 @@ export const DEFAULT_SERVER_TIMEOUT_MS = 15_000;
 const MAX_DEFAULT_CONTEXT = 8192;
 
 /** Code that the vocabulary check tokenizes on both sides: spaces, punctuation, digits, a non-ASCII letter. */
-const VOCABULARY_SAMPLE = 'function total(items) {\n  return items.reduce((sum, x) => sum + x.price * 1.25, 0); // ü\n}\n';
+const VOCABULARY_SAMPLE =
+  'function total(items) {\n  return items.reduce((sum, x) => sum + x.price * 1.25, 0); // ü\n}\n';
 
 type Problem = NonNullable<ServerInfo['problem']>;
 
@@ -71,18 +72,29 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
    * Reads the vocabulary of `options.modelPath` (no weights) and checks the server once; a server that is
    * down or wrong is reported through `onProblem` and checked again on the next request, not a load failure.
    */
-  static async load(options: ModelOptions, server: ServerOptions, onProblem: (problem: Problem | undefined) => void = () => undefined): Promise<RemoteModel> {
+  static async load(
+    options: ModelOptions,
+    server: ServerOptions,
+    onProblem: (problem: Problem | undefined) => void = () => undefined,
+  ): Promise<RemoteModel> {
     const started = performance.now();
     checkServerUrl(server.url);
     const file = await checkModelFile(options.modelPath);
     const family = detectFamily({ controlTokens: controlTokens(file.header), metadata: file.header.metadata }, options);
     const llama = await getSharedLlama();
     const vocabulary = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
-    const http = new HttpClient({ url: server.url, apiKey: server.apiKey, timeoutMs: server.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS });
-    const protocol = server.engine === 'llama-server' ? new LlamaServer(http, server.slot) : new OpenAICompatible(http, server.model);
+    const http = new HttpClient({
+      url: server.url,
+      apiKey: server.apiKey,
+      timeoutMs: server.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS,
+    });
+    const protocol =
+      server.engine === 'llama-server' ? new LlamaServer(http, server.slot) : new OpenAICompatible(http, server.model);
     const threshold = file.header.metadata.get('repogate.gate_threshold');
     // A vocabulary-only load does not read the context length: take it from the file's metadata.
-    const declared = file.header.metadata.get(`${String(file.header.metadata.get('general.architecture'))}.context_length`);
+    const declared = file.header.metadata.get(
+      `${String(file.header.metadata.get('general.architecture'))}.context_length`,
+    );
     const trainContextSize = typeof declared === 'number' && declared > 0 ? declared : MAX_DEFAULT_CONTEXT;
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos && vocabulary.tokens.bos !== null ? Number(vocabulary.tokens.bos) : undefined;
@@ -180,7 +192,11 @@ export class RemoteSession implements TokenSession {
   async probe(tokens: readonly number[]): Promise<TokenProbe> {
     return this.request(undefined, async (signal) => {
       const top = await this.protocol.top({ tokens, cachePrompt: this.takeCachePrompt(), signal });
-      return { probabilities: top.probabilities, unlistedAtMost: top.unlistedAtMost, ...(top.cost ?? wholePrompt(tokens)) };
+      return {
+        probabilities: top.probabilities,
+        unlistedAtMost: top.unlistedAtMost,
+        ...(top.cost ?? wholePrompt(tokens)),
+      };
     });
   }
 
@@ -191,7 +207,14 @@ export class RemoteSession implements TokenSession {
     let text = '';
     let firstTokenAt: number | undefined;
     let stoppedBy: GenerateResult['stoppedBy'] = 'max-tokens';
-    const result = (): GenerateResult => ({ ...cost, text: this.model.detokenize(out), tokens: out, confidences, firstTokenAt, stoppedBy });
+    const result = (): GenerateResult => ({
+      ...cost,
+      text: this.model.detokenize(out),
+      tokens: out,
+      confidences,
+      firstTokenAt,
+      stoppedBy,
+    });
     if (options.signal?.aborted || options.maxTokens <= 0) {
       stoppedBy = options.signal?.aborted ? 'abort' : 'max-tokens';
       return result();
@@ -223,19 +246,32 @@ export class RemoteSession implements TokenSession {
       }
       return out.length >= options.maxTokens;
     };
-    return this.request(options.signal, async (signal) => {
-      for await (const event of this.protocol.stream({ tokens, cachePrompt: this.takeCachePrompt(), maxTokens: options.maxTokens, signal })) {
-        if (handle(event)) break;
-      }
-      return result();
-    }, () => {
-      stoppedBy = 'abort';
-      return result();
-    });
+    return this.request(
+      options.signal,
+      async (signal) => {
+        for await (const event of this.protocol.stream({
+          tokens,
+          cachePrompt: this.takeCachePrompt(),
+          maxTokens: options.maxTokens,
+          signal,
+        })) {
+          if (handle(event)) break;
+        }
+        return result();
+      },
+      () => {
+        stoppedBy = 'abort';
+        return result();
+      },
+    );
   }
 
   /** Runs one request under its own abort (the caller's signal, or the next request), reporting the outcome. */
-  private async request<T>(outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>, onAbort?: () => T): Promise<T> {
+  private async request<T>(
+    outer: AbortSignal | undefined,
+    work: (signal: AbortSignal) => Promise<T>,
+    onAbort?: () => T,
+  ): Promise<T> {
     this.abort();
     const controller = new AbortController();
     this.inFlight = controller;
