@@ -7,19 +7,8 @@
  */
 import type { EvaluationCost } from '../tokenModel';
 import { HttpClient, ServerError } from './http';
-import {
-  costFromCached,
-  expectShape,
-  isRecord,
-  PROBE_TOP_K,
-  topFrom,
-  type ServerFacts,
-  type ServerProtocol,
-  type ServerRequest,
-  type StreamEvent,
-  type TopProbabilities,
-  type VocabularyCheck,
-} from './protocol';
+import { costFromCached, expectShape, isRecord, PROBE_TOP_K, topFrom } from './protocol';
+import type { ServerFacts, ServerProtocol, ServerRequest, StreamEvent, TopProbabilities, VocabularyCheck } from './protocol';
 
 interface Logprob {
   id: number;
