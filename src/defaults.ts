@@ -6,6 +6,12 @@
 export const DEFAULTS = Object.freeze({
   /** Completions on from the first start: the user installed the extension to get them. */
   enabled: true,
+  /** The model runs in RepoGate's own engine process unless the user points it at an inference server. */
+  engine: 'local' as 'local' | 'llama-server' | 'openai-compatible',
+  /** No inference server until the user sets one (docs/remote.md). */
+  serverUrl: '',
+  /** The first model an OpenAI-compatible server lists. */
+  serverModel: '',
   /** No model until the user picks one (or the demo model): RepoGate asks on first use. */
   modelPath: '',
   /** No policy model: a generator with a `<cc>` token gates itself, others fall back to the heuristic. */

@@ -4,6 +4,7 @@
  */
 import { CheckpointError } from '../model/convert';
 import { ModelFileError } from '../model/modelFile';
+import { ServerError } from '../model/remote/http';
 
 /** A problem with something the user gave: a path, a position, a file's contents. Exit status 1. */
 export class CliError extends Error {
@@ -63,6 +64,10 @@ export function renderError(error: unknown): { text: string; exitCode: number } 
   if (error instanceof ModelFileError) return { text: `repogate: ${error.message}\n`, exitCode: 1 };
   // So do the converter's: what is wrong with the checkpoint and what to do.
   if (error instanceof CheckpointError) return { text: `repogate: ${error.message}\n`, exitCode: 1 };
+  // So do an inference server's failures (--engine): what went wrong there and what to do.
+  if (error instanceof ServerError) {
+    return { text: `repogate: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`, exitCode: 1 };
+  }
   const message = error instanceof Error ? error.message : String(error);
   return {
     text: `repogate: unexpected error: ${message}\n  ${BUG}\n`,

@@ -13,6 +13,7 @@ import { runDemo } from './demo';
 import { renderError, UsageError } from './cliError';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
+import { ENGINE_USAGE, loadGenerator, serverFromFlags } from './generator';
 import { MAKE_TASKS_DEFAULTS, makeTasks } from './makeTasks';
 import { cursorFile, repositoryDir, wholeNumber, writableFile } from './inputs';
 import { checkTasksFit, readTasks } from './taskFile';
@@ -24,7 +25,7 @@ const USAGE = `usage: repogate <command> [options]
   retrieve <dir> <file>:<line>:<col> [--json] [--budget N]
                                                  snippets for a cursor position, with reasons and timings
   complete <dir> <file>:<line>:<col> [--model PATH] [--gate POLICY] [--policy-model PATH] [--mode line|multiline]
-           [--threads N] [--cut-line] [--json]
+           [--threads N] [--cut-line] [--json] [--engine E --server URL]
                                                  a completion with its gate decision, snippets and timings;
                                                  --cut-line drops the rest of the line, as if not yet typed
                                                  (default model: the bundled tiny demo model; gates: token,
@@ -43,6 +44,7 @@ const USAGE = `usage: repogate <command> [options]
   convert <checkpoint dir> --out model.gguf [--type q8_0|f16]
                                                  a GPTBigCode checkpoint (Repoformer, StarCoderBase: config.json,
                                                  .bin or .safetensors weights, tokenizer.json) to a starcoder GGUF
+  ${ENGINE_USAGE}
 `;
 
 const log = (line: string): void => {
@@ -64,6 +66,9 @@ const OPTIONS = {
   gate: { type: 'string' },
   mode: { type: 'string' },
   threads: { type: 'string' },
+  engine: { type: 'string' },
+  server: { type: 'string' },
+  'server-model': { type: 'string' },
   features: { type: 'string' },
   'skip-typing': { type: 'boolean', default: false },
   'cut-line': { type: 'boolean', default: false },
@@ -146,7 +151,8 @@ async function main(argv: string[]): Promise<number> {
       const generatorPath = modelPath(values.model);
       const { index, report } = await openIndex(args[0], { cacheBase: values.cache, quiet: values.json });
       const text = values['cut-line'] || command === 'demo' ? cutLineAt(saved, position) : saved;
-      const generator = await CodeModel.load({ modelPath: generatorPath, threads });
+      const server = serverFromFlags(values.engine, values.server, values['server-model']);
+      const generator = await loadGenerator(generatorPath, threads, server);
       const policyModel = values['policy-model'] ? await CodeModel.load({ modelPath: values['policy-model'], threads }) : undefined;
       try {
         const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
@@ -198,6 +204,7 @@ async function main(argv: string[]): Promise<number> {
           policyModelPath: values['policy-model'],
           gates: gates as GatePolicyName[],
           threads,
+          server: serverFromFlags(values.engine, values.server, values['server-model']),
           featuresOut: values.features,
           typing: !values['skip-typing'],
           log,

@@ -7,9 +7,8 @@
 import { DEFAULTS } from '../defaults';
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
 import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
-import type { CodeModel } from '../model/codeModel';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
-import type { GenerateResult } from '../model/fimSession';
+import { probabilityOf, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, type PromptBudget } from '../model/promptBudget';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from './document';
@@ -18,9 +17,9 @@ import { firstLineReady, postprocess, type CompletionMode, type PostprocessConte
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
 
 export interface EngineOptions {
-  generator: CodeModel;
+  generator: TokenModel;
   /** A small `<cc>` model that decides for a generator without a gate token (Repoformer §5.3). */
-  policyModel?: CodeModel;
+  policyModel?: TokenModel;
   /** Absent where the workspace may not be read (untrusted): completions without retrieval. */
   retrieve?: RetrieveFn;
   gate: GatePolicyName;
@@ -134,7 +133,7 @@ export class CompletionEngine implements CompletionBackend {
         const probe = await gateModel.session.probe(tokens);
         evaluated += probe.evaluated;
         const cc = gateModel.info.family.ids.cc!;
-        return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
+        return { probability: probabilityOf(probe, cc), source: gateModel === generator ? 'generator' : 'policy-model' };
       },
       heuristicFeatures: async () => {
         trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
@@ -207,7 +206,7 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */
-  private gateModel(): CodeModel | undefined {
+  private gateModel(): TokenModel | undefined {
     if (this.options.generator.info.family.hasGate) return this.options.generator;
     return this.options.policyModel?.info.family.hasGate ? this.options.policyModel : undefined;
   }

@@ -1,10 +1,11 @@
 import * as os from 'os';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import { detectFamily, type FamilyOptions, type PromptPiece, type ResolvedFamily } from './families';
+import { detectFamily, type FamilyOptions, type ResolvedFamily } from './families';
 import { FimSession } from './fimSession';
 import { controlTokens } from './gguf';
 import { checkModelFile, ModelFileError } from './modelFile';
 import { importNodeLlamaCpp } from './nodeLlamaCpp';
+import { TokenizingModel, type ServerInfo, type TokenModel } from './tokenModel';
 
 export interface ModelOptions extends FamilyOptions {
   modelPath: string;
@@ -16,7 +17,7 @@ export interface ModelOptions extends FamilyOptions {
   contextSize?: number;
 }
 
-export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal';
+export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
 
 export interface ModelInfo {
   path: string;
@@ -31,6 +32,8 @@ export interface ModelInfo {
   /** The model's recommended gate threshold (repogate.gate_threshold), when it declares one. */
   gateThreshold?: number;
   loadMs: number;
+  /** Where the model runs when it is not in this process. */
+  server?: ServerInfo;
 }
 
 /** One thread per two cores, at least one: leaves the editor and the indexer a core on small machines. */
@@ -41,20 +44,22 @@ export function defaultThreads(): number {
 let sharedLlama: Promise<Llama> | undefined;
 
 /** One llama.cpp binding per process, with GPU offload (CUDA, Vulkan or Metal) when the machine has one. */
-function getSharedLlama(): Promise<Llama> {
+export function getSharedLlama(): Promise<Llama> {
   sharedLlama ??= importNodeLlamaCpp().then(({ getLlama }) => getLlama({ gpu: 'auto' }));
   return sharedLlama;
 }
 
 /** A loaded GGUF code model with its family, its context and one FIM session. */
-export class CodeModel {
+export class CodeModel extends TokenizingModel implements TokenModel {
   private constructor(
     readonly info: ModelInfo,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     readonly session: FimSession,
-    private readonly bos: number | undefined,
-  ) {}
+    bos: number | undefined,
+  ) {
+    super(info.family, (text) => model.tokenize(text, false), bos);
+  }
 
   /**
    * Checks the file first (a clear ModelFileError for missing, non-GGUF, truncated, unsupported or FIM-less
@@ -97,31 +102,6 @@ export class CodeModel {
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos ? model.tokens.bos ?? undefined : undefined;
     return new CodeModel(info, model, context, new FimSession(model, context.getSequence()), bos === undefined ? undefined : Number(bos));
-  }
-
-  /** A whole prompt: the family's pieces, after BOS when the model wants one (CodeLlama, DeepSeek-Coder, Codestral). */
-  promptTokens(pieces: readonly PromptPiece[]): number[] {
-    const tokens = this.tokenize(pieces);
-    return this.bos === undefined ? tokens : [this.bos, ...tokens];
-  }
-
-  /** Text pieces are tokenized as plain text (code that spells "<fim_prefix>" stays text); specials map to the family's ids. */
-  tokenize(pieces: readonly PromptPiece[]): number[] {
-    const out: number[] = [];
-    for (const piece of pieces) {
-      if ('text' in piece) {
-        if (piece.text) out.push(...this.model.tokenize(piece.text, false));
-        continue;
-      }
-      const id = this.info.family.ids[piece.special];
-      if (id === undefined) throw new Error(`${this.info.family.family.label} has no ${piece.special} token`);
-      out.push(id);
-    }
-    return out;
-  }
-
-  countTokens(text: string): number {
-    return text ? this.model.tokenize(text, false).length : 0;
   }
 
   async dispose(): Promise<void> {

@@ -2,9 +2,17 @@ import * as vscode from 'vscode';
 import { DEFAULTS } from '../defaults';
 import type { GatePolicyName } from '../gate/gate';
 import { isGatePolicy } from '../gate/gate';
+import type { RemoteEngine } from '../model/tokenModel';
+
+export type EngineKind = 'local' | RemoteEngine;
+const ENGINES: readonly EngineKind[] = ['local', 'llama-server', 'openai-compatible'];
 
 export interface RepoGateSettings {
   enabled: boolean;
+  /** Where the model runs: in the editor's engine process, or on an inference server. */
+  engine: EngineKind;
+  serverUrl: string;
+  serverModel: string;
   modelPath: string;
   policyModelPath: string;
   gpuLayers: 'auto' | number;
@@ -27,8 +35,12 @@ export function readSettings(): RepoGateSettings {
   const c = vscode.workspace.getConfiguration('repogate');
   const gpuLayers = c.get<string | number>('gpuLayers', DEFAULTS.gpuLayers);
   const gate = c.get<string>('gate', DEFAULTS.gate);
+  const engine = c.get<string>('engine', DEFAULTS.engine);
   return {
     enabled: c.get<boolean>('enabled', DEFAULTS.enabled),
+    engine: ENGINES.find((e) => e === engine) ?? 'local',
+    serverUrl: c.get<string>('serverUrl', DEFAULTS.serverUrl).trim(),
+    serverModel: c.get<string>('serverModel', DEFAULTS.serverModel).trim(),
     modelPath: c.get<string>('modelPath', DEFAULTS.modelPath).trim(),
     policyModelPath: c.get<string>('policyModelPath', DEFAULTS.policyModelPath).trim(),
     gpuLayers: typeof gpuLayers === 'number' ? gpuLayers : gpuLayers === 'auto' || Number.isNaN(Number(gpuLayers)) ? 'auto' : Number(gpuLayers),
