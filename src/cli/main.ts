@@ -11,6 +11,7 @@ import { readTasks, runBench } from './bench';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
 import { makeTasks } from './makeTasks';
+import { ensureShapeModel, findShape, shapeBytes, SHAPES } from './shapeModel';
 import { openIndex, parsePosition, peakRssMb } from './workspaceIndex';
 
 const USAGE = `usage: repogate <command> [options]
@@ -59,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
       features: { type: 'string' },
       'skip-typing': { type: 'boolean', default: false },
       'cut-line': { type: 'boolean', default: false },
+      list: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -167,6 +169,19 @@ async function main(argv: string[]): Promise<number> {
         }
         process.stdout.write(`  index: ${JSON.stringify(report.index)}\n`);
       }
+      return 0;
+    }
+    case 'make-shape': {
+      if (values.list) {
+        for (const s of SHAPES) process.stdout.write(`${s.name.padEnd(22)} ${(shapeBytes(s) / 2 ** 30).toFixed(2)} GiB  ${s.of}\n`);
+        return 0;
+      }
+      if (!args[0]) throw new UsageError('make-shape needs a shape name (--list shows them)');
+      const shape = findShape(args[0]);
+      const started = performance.now();
+      const file = await ensureShapeModel(shape, modelPath(undefined), values.out);
+      log(`${shape.name}: ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      process.stdout.write(`${file}\n`);
       return 0;
     }
     default:
