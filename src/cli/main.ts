@@ -1,4 +1,5 @@
 import { promises as fs } from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { parseArgs } from 'util';
 import { retrieve } from '../retrieval/retrieve';
@@ -12,6 +13,7 @@ import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
 import { makeTasks } from './makeTasks';
 import { ensureShapeModel, findShape, shapeBytes, SHAPES } from './shapeModel';
+import { runSpeedBench } from './speedBench';
 import { openIndex, parsePosition, peakRssMb } from './workspaceIndex';
 
 const USAGE = `usage: repogate <command> [options]
@@ -61,6 +63,9 @@ async function main(argv: string[]): Promise<number> {
       'skip-typing': { type: 'boolean', default: false },
       'cut-line': { type: 'boolean', default: false },
       list: { type: 'boolean', default: false },
+      lines: { type: 'string', default: '6' },
+      keystrokes: { type: 'string', default: '12' },
+      context: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -169,6 +174,19 @@ async function main(argv: string[]): Promise<number> {
         }
         process.stdout.write(`  index: ${JSON.stringify(report.index)}\n`);
       }
+      return 0;
+    }
+    case 'speed': {
+      const report = await runSpeedBench({
+        modelPath: modelPath(values.model),
+        repo: values.repo ?? 'src',
+        threads: values.threads ? Number(values.threads) : os.availableParallelism(),
+        contextSize: values.context ? Number(values.context) : undefined,
+        lines: Number(values.lines),
+        keystrokes: Number(values.keystrokes),
+        log,
+      });
+      process.stdout.write(`${JSON.stringify(report, null, values.json ? undefined : 2)}\n`);
       return 0;
     }
     case 'make-shape': {

@@ -9,7 +9,7 @@ import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } f
 import type { CodeModel } from '../model/codeModel';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
 import type { GenerateResult } from '../model/fimSession';
-import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, type PromptBudget } from '../model/promptBudget';
+import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, leftEnd, type PromptBudget, type PromptLayout } from '../model/promptBudget';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from './document';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
@@ -31,6 +31,8 @@ export interface EngineOptions {
   /** Characters of packed context asked from retrieval before the token cap applies. */
   contextChars?: number;
   heuristic?: HeuristicModel;
+  /** Default 'line': typing within a line only appends to the prompt (promptBudget.ts). */
+  layout?: PromptLayout;
 }
 
 export interface CompletionRequest {
@@ -80,6 +82,18 @@ const DEFAULT_MAX_LINES = 8;
 const DEFAULT_CONTEXT_CHARS = 2000;
 const REPOFORMER_LINE_THRESHOLD = 0.2;
 
+/**
+ * The gate's decision and the packed context for one line start (left context up to the line, right context):
+ * with the 'line' layout they do not depend on what is typed in the line, so keystrokes in the line reuse them
+ * and the context's KV cache with them.
+ */
+interface LineState {
+  key: string;
+  gate: GateDecision;
+  snippets: Snippet[];
+  contextTokens: number;
+}
+
 /** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
 export function detectMode(text: string, cursor: Cursor): CompletionMode {
   const lines = text.split('\n');
@@ -92,6 +106,7 @@ export function detectMode(text: string, cursor: Cursor): CompletionMode {
 
 export class CompletionEngine implements CompletionBackend {
   private readonly heuristic: HeuristicModel;
+  private line?: LineState;
 
   constructor(private readonly options: EngineOptions) {
     this.heuristic = options.heuristic ?? FITTED_HEURISTIC;
@@ -112,22 +127,28 @@ export class CompletionEngine implements CompletionBackend {
       generator.info.contextSize,
     );
     const offset = offsetOf(request.text, request.cursor);
+    const split = leftEnd(request.text, offset, family.family.order === 'psm' ? this.options.layout ?? 'line' : 'cursor');
     const count = (text: string): number => generator.countTokens(text);
+    // The typed part of the line follows the middle marker: the start of the middle the model continues.
+    const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
     const input: PromptInput = {
       path: request.path,
-      left: cutLeft(request.text.slice(0, offset), budget.leftTokens, count),
+      left: cutLeft(request.text.slice(0, split), budget.leftTokens - typed.length, count),
       right: cutRight(request.text.slice(offset), budget.rightTokens, count),
     };
     const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULT_MAX_LINES, specialTexts(family));
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
-    const plainPrompt = (): number[] => generator.promptTokens(renderPrompt(family, input));
+    const plainPrompt = (): number[] => [...generator.promptTokens(renderPrompt(family, input)), ...typed];
+    const policy = request.gate ?? this.options.gate;
+    const lineKey = split < offset ? [request.path, mode, policy, input.left, input.right].join('\0') : undefined;
+    const known = lineKey !== undefined && this.line?.key === lineKey ? this.line : undefined;
 
     // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
     let evaluated = 0;
     let draft: GenerateResult | undefined;
     let trial: RetrievalResult | undefined;
     const gateStarted = performance.now();
-    const gate = await decideGate(request.gate ?? this.options.gate, {
+    const gate = known?.gate ?? (await decideGate(policy, {
       gateProbability: async () => {
         const gateModel = this.gateModel();
         if (!gateModel) return undefined;
@@ -144,13 +165,13 @@ export class CompletionEngine implements CompletionBackend {
         const declaredElsewhere = new Set(trial?.declaredElsewhere);
         return heuristicFeatures({ text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft, declaredElsewhere });
       },
-    }, { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic });
+    }, { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic }));
     const gateMs = performance.now() - gateStarted;
 
-    let snippets: Snippet[] = [];
-    let contextTokens = 0;
+    let snippets: Snippet[] = known?.snippets ?? [];
+    let contextTokens = known?.contextTokens ?? 0;
     const retrievalStarted = performance.now();
-    if (gate.fire && !options.signal?.aborted) {
+    if (!known && gate.fire && !options.signal?.aborted) {
       // RepoCoder's second iteration: a draft is a better query than the unfinished line.
       const retrieved = draft?.text.trim() ? await this.retrieveFor(request, draft.text) : trial ?? (await this.retrieveFor(request));
       const render = (kept: readonly Snippet[]): number =>
@@ -159,10 +180,14 @@ export class CompletionEngine implements CompletionBackend {
       snippets = fitSnippets(retrieved?.snippets ?? [], budget.contextTokens, (kept) => render(kept) - without);
       contextTokens = snippets.length ? render(snippets) - without : 0;
     }
-    const retrievalMs = gate.fire ? performance.now() - retrievalStarted : 0;
+    const retrievalMs = gate.fire && !known ? performance.now() - retrievalStarted : 0;
+    if (lineKey !== undefined && !options.signal?.aborted) this.line = { key: lineKey, gate, snippets, contextTokens };
 
     const withSnippets: PromptInput = { ...input, context: snippets };
-    const tokens = gatePrefix ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))] : generator.promptTokens(renderPrompt(family, withSnippets));
+    const tokens = [
+      ...(gatePrefix ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))] : generator.promptTokens(renderPrompt(family, withSnippets))),
+      ...typed,
+    ];
     // Without retrieval the heuristic's draft is the start of the same completion: continue it, don't redo it.
     const fromDraft = !gate.fire && draft !== undefined && draft.stoppedBy !== 'abort' ? draft : undefined;
     const head = fromDraft?.text ?? '';
@@ -198,7 +223,7 @@ export class CompletionEngine implements CompletionBackend {
       prompt: {
         tokens: tokens.length,
         evaluated,
-        leftTokens: count(input.left),
+        leftTokens: count(input.left) + typed.length,
         rightTokens: count(input.right),
         contextTokens,
       },

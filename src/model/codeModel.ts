@@ -110,7 +110,8 @@ export class CodeModel {
     const out: number[] = [];
     for (const piece of pieces) {
       if ('text' in piece) {
-        if (piece.text) out.push(...this.model.tokenize(piece.text, false));
+        // A loop, not push(...): a long file's tokens would overflow the call stack as arguments.
+        if (piece.text) for (const token of this.model.tokenize(piece.text, false)) out.push(token);
         continue;
       }
       const id = this.info.family.ids[piece.special];
