@@ -1,5 +1,4 @@
 import { promises as fs } from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { parseArgs } from 'util';
 import { retrieve } from '../retrieval/retrieve';
@@ -7,7 +6,7 @@ import { renderCommentBlocks } from '../retrieval/verbalize';
 import { CompletionEngine } from '../engine/completionEngine';
 import { isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
-import { CodeModel } from '../model/codeModel';
+import { CodeModel, defaultThreads } from '../model/codeModel';
 import { readTasks, runBench } from './bench';
 import { explainCompletion } from '../engine/explain';
 import { runGenerationBench } from './generationBench';
@@ -180,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
       const report = await runSpeedBench({
         modelPath: modelPath(values.model),
         repo: values.repo ?? 'src',
-        threads: values.threads ? Number(values.threads) : os.availableParallelism(),
+        threads: values.threads ? Number(values.threads) : defaultThreads(),
         contextSize: values.context ? Number(values.context) : undefined,
         lines: Number(values.lines),
         keystrokes: Number(values.keystrokes),

@@ -3,10 +3,11 @@
 // ~/.cache/repogate/shapes, then `repogate speed` measures it through the completion service and engine.
 // Shapes that do not fit in free memory are skipped (and named). Writes .bench/speed-results.json; the last
 // stdout line is one JSON object: {"device","threads","shapes":{"<name>":{load_ms, rss_mb, forward_ms, ...}}}.
+// Threads default to the extension's own default (half the cores, at least one).
 // Usage: npm run bench:speed [-- --shapes a,b] [-- --threads N] [-- --repo DIR] [-- --lines N] [-- --keystrokes N]
 import { execFileSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
-import { freemem, availableParallelism } from 'os';
+import { freemem } from 'os';
 import { dirname, join } from 'path';
 import { fileURLToPath } from 'url';
 
@@ -19,8 +20,7 @@ const option = (name, fallback) => {
 };
 /** The two shapes a 2-core run measures fully in ~10 minutes; larger ones on request. */
 const shapes = option('--shapes', 'qwen2.5-coder-0.5b,repoformer-1b').split(',');
-const threads = option('--threads', String(availableParallelism()));
-const passed = ['--repo', '--lines', '--keystrokes', '--context'].flatMap((name) => (option(name) ? [name, option(name)] : []));
+const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context'].flatMap((name) => (option(name) ? [name, option(name)] : []));
 /** A model needs its file mapped plus KV cache and buffers: this much more free memory than the file. */
 const MEMORY_HEADROOM = 1.5;
 
@@ -41,7 +41,7 @@ for (const name of shapes) {
     continue;
   }
   const model = execFileSync('node', [cli, 'make-shape', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const out = execFileSync('node', [cli, 'speed', '--model', model, '--threads', threads, ...passed, '--json'], {
+  const out = execFileSync('node', [cli, 'speed', '--model', model, ...passed, '--json'], {
     cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -59,7 +59,7 @@ const pick = (k) => ({
 });
 const summary = {
   device: first?.device ?? 'cpu',
-  threads: Number(threads),
+  threads: first?.threads ?? 0,
   shapes: Object.fromEntries(
     Object.entries(results).map(([name, r]) => [
       name,
@@ -78,7 +78,7 @@ const summary = {
   ),
 };
 const lines = [
-  `RepoGate speed, ${summary.device}, ${threads} thread(s)${skipped.length ? `; skipped: ${skipped.join('; ')}` : ''}`,
+  `RepoGate speed, ${summary.device}, ${summary.threads} thread(s)${skipped.length ? `; skipped: ${skipped.join('; ')}` : ''}`,
   '',
   '| shape | load ms | RSS MB | KV MB | forward ms | prompt tok/s | gen tok/s | evaluated/keystroke p50 | first token p50 / p95 ms | shown p50 ms | with CC: evaluated p50, first token p50 ms | gate overhead |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
