@@ -31,6 +31,11 @@ export interface EngineOptions {
   /** Characters of packed context asked from retrieval before the token cap applies. */
   contextChars?: number;
   heuristic?: HeuristicModel;
+  /**
+   * Longest expected evaluation of a request's uncached prompt before the prompt is cut shorter and grown in the
+   * background; 0 turns the time budget off (benchmarks of quality, where every request starts cold).
+   */
+  firstPromptMs?: number;
   /** Default 'line': typing within a line only appends to the prompt (promptBudget.ts). */
   layout?: PromptLayout;
 }
@@ -81,6 +86,13 @@ const MULTILINE_GENERATION_TOKENS = 256;
 const DEFAULT_MAX_LINES = 8;
 const DEFAULT_CONTEXT_CHARS = 2000;
 const REPOFORMER_LINE_THRESHOLD = 0.2;
+/** A prompt whose uncached part would take longer to evaluate is cut shorter: a suggestion within about a second. */
+const FIRST_PROMPT_MS = 700;
+/** The shortest contexts of a cut prompt: below these a suggestion is mostly noise. */
+const MIN_QUICK_LEFT_TOKENS = 32;
+const MIN_QUICK_RIGHT_TOKENS = 16;
+/** A pause this long after a request lets the cached prompt grow in the background. */
+const GROW_IDLE_MS = 800;
 
 /**
  * The gate's decision and the packed context for one line start (left context up to the line, right context):
@@ -107,6 +119,9 @@ export function detectMode(text: string, cursor: Cursor): CompletionMode {
 export class CompletionEngine implements CompletionBackend {
   private readonly heuristic: HeuristicModel;
   private line?: LineState;
+  /** The background growth of the cached prompt, stopped by the next request. */
+  private growth?: AbortController;
+  private grown: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EngineOptions) {
     this.heuristic = options.heuristic ?? FITTED_HEURISTIC;
@@ -119,6 +134,7 @@ export class CompletionEngine implements CompletionBackend {
 
   async complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
     const started = performance.now();
+    this.growth?.abort();
     const { generator } = this.options;
     const family = generator.info.family;
     const mode = request.mode ?? detectMode(request.text, request.cursor);
@@ -131,14 +147,16 @@ export class CompletionEngine implements CompletionBackend {
     const count = (text: string): number => generator.countTokens(text);
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
-    const input: PromptInput = {
+    const cut = (leftTokens: number, rightTokens: number): PromptInput => ({
       path: request.path,
-      left: cutLeft(request.text.slice(0, split), budget.leftTokens - typed.length, count),
-      right: cutRight(request.text.slice(offset), budget.rightTokens, count),
-    };
+      left: cutLeft(request.text.slice(0, split), leftTokens - typed.length, count),
+      right: cutRight(request.text.slice(offset), rightTokens, count),
+    });
+    const plainTokens = (prompt: PromptInput): number[] => [...generator.promptTokens(renderPrompt(family, prompt)), ...typed];
+    const { input, grow } = this.fitTime(generator, budget, cut, plainTokens);
     const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULT_MAX_LINES, specialTexts(family));
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
-    const plainPrompt = (): number[] => [...generator.promptTokens(renderPrompt(family, input)), ...typed];
+    const plainPrompt = (): number[] => plainTokens(input);
     const policy = request.gate ?? this.options.gate;
     const lineKey = split < offset ? [request.path, mode, policy, input.left, input.right].join('\0') : undefined;
     const known = lineKey !== undefined && this.line?.key === lineKey ? this.line : undefined;
@@ -211,6 +229,7 @@ export class CompletionEngine implements CompletionBackend {
             signal: options.signal,
             onText,
           });
+    if (grow && !options.signal?.aborted) this.scheduleGrowth(generator, plainTokens(grow));
     const raw = head + (rest?.text ?? '');
     const firstTokenAt = fromDraft?.firstTokenAt ?? rest?.firstTokenAt;
     evaluated += rest?.evaluated ?? 0;
@@ -230,6 +249,53 @@ export class CompletionEngine implements CompletionBackend {
       timings: { gateMs, retrievalMs, firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started, totalMs: performance.now() - started },
       aborted: options.signal?.aborted ?? false,
     };
+  }
+
+  /**
+   * The prompt for this request under the time budget: the configured budget when what the KV cache lacks of it
+   * evaluates within `firstPromptMs` at the measured speed (the usual case while typing), else the largest rung
+   * of a ladder of halved left contexts that does (a new file, a jump) — then `grow` is the next rung up, filled
+   * into the cache in the background once the user pauses, so that later requests get the longer context.
+   */
+  private fitTime(
+    generator: CodeModel,
+    budget: PromptBudget,
+    cut: (leftTokens: number, rightTokens: number) => PromptInput,
+    plainTokens: (input: PromptInput) => number[],
+  ): { input: PromptInput; grow?: PromptInput } {
+    const full = cut(budget.leftTokens, budget.rightTokens);
+    const limitMs = this.options.firstPromptMs ?? FIRST_PROMPT_MS;
+    const msPerToken = generator.session.promptMsPerToken;
+    if (limitMs <= 0 || msPerToken === undefined) return { input: full };
+    const fits = (input: PromptInput): boolean => {
+      const tokens = plainTokens(input);
+      return (tokens.length - generator.session.cachedPrefix(tokens)) * msPerToken <= limitMs;
+    };
+    if (fits(full)) return { input: full };
+    let above = full;
+    for (let left = Math.floor(budget.leftTokens / 2); ; left = Math.floor(left / 2)) {
+      const rung = cut(Math.max(left, MIN_QUICK_LEFT_TOKENS), Math.min(budget.rightTokens, Math.max(MIN_QUICK_RIGHT_TOKENS, left / 2)));
+      if (left <= MIN_QUICK_LEFT_TOKENS || fits(rung)) return { input: rung, grow: above };
+      above = rung;
+    }
+  }
+
+  /** After GROW_IDLE_MS without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
+  private scheduleGrowth(generator: CodeModel, tokens: number[]): void {
+    const controller = new AbortController();
+    this.growth = controller;
+    this.grown = new Promise((resolve) => {
+      const timer = setTimeout(() => void generator.session.prefill(tokens, controller.signal).catch(() => false).then(() => resolve()), GROW_IDLE_MS);
+      controller.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Resolves when the background growth the last request scheduled has finished or stopped (what a pause allows). */
+  settled(): Promise<void> {
+    return this.grown;
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */

@@ -16,6 +16,10 @@ export interface ModelOptions extends FamilyOptions {
   contextSize?: number;
 }
 
+/** Code evaluated once at load to measure the prompt speed (long enough to fill CALIBRATION_TOKENS). */
+const CALIBRATION_TEXT = 'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
+const CALIBRATION_TOKENS = 24;
+
 export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal';
 
 export interface ModelInfo {
@@ -96,7 +100,12 @@ export class CodeModel {
     };
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos ? model.tokens.bos ?? undefined : undefined;
-    return new CodeModel(info, model, context, new FimSession(model, context.getSequence()), bos === undefined ? undefined : Number(bos));
+    const session = new FimSession(model, context.getSequence());
+    // One short evaluation measures the prompt speed, so that the first request can already fit its time budget.
+    const sample = model.tokenize(CALIBRATION_TEXT, false).slice(0, CALIBRATION_TOKENS);
+    await session.prefill(sample, new AbortController().signal);
+    await session.reset();
+    return new CodeModel(info, model, context, session, bos === undefined ? undefined : Number(bos));
   }
 
   /** A whole prompt: the family's pieces, after BOS when the model wants one (CodeLlama, DeepSeek-Coder, Codestral). */
