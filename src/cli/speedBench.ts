@@ -203,6 +203,8 @@ async function typeAlong(model: CodeModel, engine: CompletionEngine, lines: read
       if (k === 0) await engine.settled();
     }
   }
+  engine.stopBackground();
+  await engine.settled();
   const starts = samples.filter((s) => s.lineStart);
   return {
     cold,

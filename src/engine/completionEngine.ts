@@ -233,8 +233,11 @@ export class CompletionEngine implements CompletionBackend {
     const raw = head + (rest?.text ?? '');
     const firstTokenAt = fromDraft?.firstTokenAt ?? rest?.firstTokenAt;
     evaluated += rest?.evaluated ?? 0;
+    const text = postprocess(raw, post);
+    // A completion that ended before its first line did is complete now: streamed like any first line.
+    if (text && text !== lastShown && !options.signal?.aborted) options.onPartial?.(text);
     return {
-      text: postprocess(raw, post),
+      text,
       raw,
       mode,
       gate,
@@ -291,6 +294,11 @@ export class CompletionEngine implements CompletionBackend {
         resolve();
       });
     });
+  }
+
+  /** Stops the background growth of the cached prompt (the model is about to be used for something else). */
+  stopBackground(): void {
+    this.growth?.abort();
   }
 
   /** Resolves when the background growth the last request scheduled has finished or stopped (what a pause allows). */
