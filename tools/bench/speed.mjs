@@ -8,16 +8,9 @@
 import { execFileSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
 import { freemem } from 'os';
-import { dirname, join } from 'path';
-import { fileURLToPath } from 'url';
+import { join } from 'path';
+import { cli, option, root } from './args.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cli = join(root, 'dist', 'cli.js');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 /** The two shapes a 2-core run measures fully in ~10 minutes; larger ones on request. */
 const shapes = option('--shapes', 'qwen2.5-coder-0.5b,repoformer-1b').split(',');
 const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context'].flatMap((name) => (option(name) ? [name, option(name)] : []));
