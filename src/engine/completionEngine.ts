@@ -56,6 +56,8 @@ export interface CompletionTimings {
   retrievalMs: number;
   firstTokenMs?: number;
   totalMs: number;
+  /** Generated tokens per second after the first token (undefined when fewer than two were generated). */
+  generationTokS?: number;
 }
 
 export interface CompletionResult {
@@ -249,7 +251,13 @@ export class CompletionEngine implements CompletionBackend {
         rightTokens: count(input.right),
         contextTokens,
       },
-      timings: { gateMs, retrievalMs, firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started, totalMs: performance.now() - started },
+      timings: {
+        gateMs,
+        retrievalMs,
+        firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started,
+        totalMs: performance.now() - started,
+        generationTokS: rest?.firstTokenAt !== undefined && rest.tokens.length > 1 ? (rest.tokens.length - 1) / ((performance.now() - rest.firstTokenAt) / 1000) : undefined,
+      },
       aborted: options.signal?.aborted ?? false,
     };
   }

@@ -87,6 +87,7 @@ export class StatusBar implements vscode.Disposable {
       `model calls ${st.modelCalls}, cache hits ${st.cacheHits}, cancelled ${st.cancelled}`,
       `last P(<cc>): ${st.lastGate && st.lastGate.source !== 'fixed' ? st.lastGate.score.toFixed(3) : '–'}`,
       `gate policy: ${s.gate}`,
+      `keystroke to first token (median of recent requests): ${st.firstTokenP50Ms === undefined ? '–' : `${Math.round(st.firstTokenP50Ms)} ms`}`,
     ];
     if (s.model.kind === 'ready') {
       rows.push(`model: ${escape(describeModel(s.model.generator))}`);
