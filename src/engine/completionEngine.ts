@@ -36,8 +36,8 @@ export interface EngineOptions {
    * background; 0 turns the time budget off (benchmarks of quality, where every request starts cold).
    */
   firstPromptMs?: number;
-  /** Default 'line': typing within a line only appends to the prompt (promptBudget.ts). */
-  layout?: PromptLayout;
+  /** Default 'auto': the 'line' layout (typing within a line only appends to the prompt) where the model is slow. */
+  layout?: PromptLayout | 'auto';
 }
 
 export interface CompletionRequest {
@@ -93,6 +93,14 @@ const FIRST_PROMPT_MS = 700;
 /** The shortest contexts of a cut prompt: below these a suggestion is mostly noise. */
 const MIN_QUICK_LEFT_TOKENS = 32;
 const MIN_QUICK_RIGHT_TOKENS = 16;
+/**
+ * Longest acceptable re-evaluation of what follows the cursor per keystroke: a model slower than this gets the
+ * 'line' layout. The tiny demo model (~1 ms a token, ~70 ms a keystroke) stays on the layout it was trained on
+ * even on a loaded machine; a 0.5B model on a 2-core CPU (~14 ms a token, ~1 s a keystroke) does not.
+ */
+const LINE_LAYOUT_MS = 300;
+/** Markers after the cursor in a psm prompt: suffix, eof, cc, middle, with a margin. */
+const SPECIAL_TOKENS_AFTER_CURSOR = 6;
 /** A pause this long after a request lets the cached prompt grow in the background. */
 const GROW_IDLE_MS = 800;
 
@@ -108,6 +116,20 @@ interface LineState {
   contextTokens: number;
 }
 
+/**
+ * What belongs to a generator's KV cache rather than to one engine (the engine process makes an engine per
+ * request): the line state, the layout chosen for the model, and the background growth of the cached prompt.
+ */
+interface KvState {
+  line?: LineState;
+  layout?: PromptLayout;
+  /** Stopped by the next request. */
+  growth?: AbortController;
+  grown: Promise<void>;
+}
+
+const kvStates = new WeakMap<CodeModel, KvState>();
+
 /** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
 export function detectMode(text: string, cursor: Cursor): CompletionMode {
   const lines = text.split('\n');
@@ -120,10 +142,6 @@ export function detectMode(text: string, cursor: Cursor): CompletionMode {
 
 export class CompletionEngine implements CompletionBackend {
   private readonly heuristic: HeuristicModel;
-  private line?: LineState;
-  /** The background growth of the cached prompt, stopped by the next request. */
-  private growth?: AbortController;
-  private grown: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EngineOptions) {
     this.heuristic = options.heuristic ?? FITTED_HEURISTIC;
@@ -136,7 +154,7 @@ export class CompletionEngine implements CompletionBackend {
 
   async complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
     const started = performance.now();
-    this.growth?.abort();
+    this.kv.growth?.abort();
     const { generator } = this.options;
     const family = generator.info.family;
     const mode = request.mode ?? detectMode(request.text, request.cursor);
@@ -145,7 +163,7 @@ export class CompletionEngine implements CompletionBackend {
       generator.info.contextSize,
     );
     const offset = offsetOf(request.text, request.cursor);
-    const split = leftEnd(request.text, offset, family.family.order === 'psm' ? this.options.layout ?? 'line' : 'cursor');
+    const split = leftEnd(request.text, offset, family.family.order === 'psm' ? this.layout(generator, budget) : 'cursor');
     const count = (text: string): number => generator.countTokens(text);
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
@@ -160,8 +178,8 @@ export class CompletionEngine implements CompletionBackend {
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
     const plainPrompt = (): number[] => plainTokens(input);
     const policy = request.gate ?? this.options.gate;
-    const lineKey = split < offset ? [request.path, mode, policy, input.left, input.right].join('\0') : undefined;
-    const known = lineKey !== undefined && this.line?.key === lineKey ? this.line : undefined;
+    const lineKey = split < offset ? [request.path, mode, policy, budget.contextTokens, input.left, input.right].join('\0') : undefined;
+    const known = lineKey !== undefined && this.kv.line?.key === lineKey ? this.kv.line : undefined;
 
     // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
     let evaluated = 0;
@@ -201,7 +219,7 @@ export class CompletionEngine implements CompletionBackend {
       contextTokens = snippets.length ? render(snippets) - without : 0;
     }
     const retrievalMs = gate.fire && !known ? performance.now() - retrievalStarted : 0;
-    if (lineKey !== undefined && !options.signal?.aborted) this.line = { key: lineKey, gate, snippets, contextTokens };
+    if (lineKey !== undefined && !options.signal?.aborted) this.kv.line = { key: lineKey, gate, snippets, contextTokens };
 
     const withSnippets: PromptInput = { ...input, context: snippets };
     const tokens = [
@@ -262,6 +280,28 @@ export class CompletionEngine implements CompletionBackend {
     };
   }
 
+  /** What this engine keeps with its generator's KV cache (shared with the other engines of the same model). */
+  private get kv(): KvState {
+    const generator = this.options.generator;
+    let state = kvStates.get(generator);
+    if (!state) kvStates.set(generator, (state = { grown: Promise.resolve() }));
+    return state;
+  }
+
+  /**
+   * 'auto' (the default) chooses once per loaded model from its measured prompt speed: the 'line' layout when
+   * re-evaluating what follows the cursor (the right context and the markers) would take longer than
+   * LINE_LAYOUT_MS, the 'cursor' layout (the one FIM models are trained on) otherwise.
+   */
+  private layout(generator: CodeModel, budget: PromptBudget): PromptLayout {
+    const chosen = this.options.layout ?? 'auto';
+    if (chosen !== 'auto') return chosen;
+    const msPerToken = generator.session.promptMsPerToken;
+    if (msPerToken === undefined) return 'line';
+    this.kv.layout ??= msPerToken * (budget.rightTokens + SPECIAL_TOKENS_AFTER_CURSOR) > LINE_LAYOUT_MS ? 'line' : 'cursor';
+    return this.kv.layout;
+  }
+
   /**
    * The prompt for this request under the time budget: the configured budget when what the KV cache lacks of it
    * evaluates within `firstPromptMs` at the measured speed (the usual case while typing), else the largest rung
@@ -294,8 +334,8 @@ export class CompletionEngine implements CompletionBackend {
   /** After GROW_IDLE_MS without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
   private scheduleGrowth(generator: CodeModel, tokens: number[]): void {
     const controller = new AbortController();
-    this.growth = controller;
-    this.grown = new Promise((resolve) => {
+    this.kv.growth = controller;
+    this.kv.grown = new Promise((resolve) => {
       const timer = setTimeout(() => void generator.session.prefill(tokens, controller.signal).catch(() => false).then(() => resolve()), GROW_IDLE_MS);
       controller.signal.addEventListener('abort', () => {
         clearTimeout(timer);
@@ -306,12 +346,12 @@ export class CompletionEngine implements CompletionBackend {
 
   /** Stops the background growth of the cached prompt (the model is about to be used for something else). */
   stopBackground(): void {
-    this.growth?.abort();
+    this.kv.growth?.abort();
   }
 
   /** Resolves when the background growth the last request scheduled has finished or stopped (what a pause allows). */
   settled(): Promise<void> {
-    return this.grown;
+    return this.kv.grown;
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */

@@ -73,7 +73,7 @@ describe('per-keystroke speed levers on the tiny model', function () {
     it(`${gate}: a keystroke within a line evaluates a few tokens${gate === 'always' ? ', the context retrieved once per line' : ''}`, async () => {
       await model.session.reset();
       retrievals = 0;
-      const e = engine({ gate, firstPromptMs: 0 });
+      const e = engine({ gate, firstPromptMs: 0, layout: 'line' });
       const start = await e.complete(typedTo(indent() + 2));
       const evaluated: number[] = [];
       for (let k = 3; k <= 8; k++) evaluated.push((await e.complete(typedTo(indent() + k))).prompt.evaluated);
@@ -86,9 +86,9 @@ describe('per-keystroke speed levers on the tiny model', function () {
     });
   }
 
-  it('the cursor layout re-evaluates everything after the cursor on every keystroke', async () => {
+  it('the cursor layout re-evaluates what follows the cursor on every keystroke', async () => {
     await model.session.reset();
-    const e = engine({ layout: 'cursor', firstPromptMs: 0 });
+    const e = engine({ firstPromptMs: 0, layout: 'cursor' });
     await e.complete(typedTo(indent() + 2));
     const next = await e.complete(typedTo(indent() + 3));
     assert.ok(next.prompt.evaluated > next.prompt.rightTokens, `${next.prompt.evaluated} evaluated, right context ${next.prompt.rightTokens}`);
@@ -96,10 +96,10 @@ describe('per-keystroke speed levers on the tiny model', function () {
 
   it('cuts a cold prompt to the time budget, then grows the cached prompt during a pause', async () => {
     await model.session.reset();
-    const full = await engine({ firstPromptMs: 0 }).complete(typedTo(indent() + 2));
+    const full = await engine({ firstPromptMs: 0, layout: 'line' }).complete(typedTo(indent() + 2));
     await model.session.reset();
     // A budget for about twenty tokens: a keystroke fits, the whole prompt does not.
-    const e = engine({ firstPromptMs: model.session.promptMsPerToken! * 20 });
+    const e = engine({ firstPromptMs: model.session.promptMsPerToken! * 20, layout: 'line' });
     const quick = await e.complete(typedTo(indent() + 2));
     assert.ok(quick.prompt.tokens < full.prompt.tokens / 2, `cut to ${quick.prompt.tokens} of ${full.prompt.tokens} tokens`);
     await e.settled();

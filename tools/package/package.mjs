@@ -30,11 +30,19 @@ try {
   delete staged.scripts['vscode:prepublish'];
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   // The production dependency tree as npm resolved it, without any prebuilt binary package.
-  const production = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })
-    .trim()
-    .split('\n')
-    .slice(1)
-    .filter((dir) => !/[\\/]@node-llama-cpp[\\/]/.test(dir));
+  const production = npmList()
+    .filter((dir) => !/[\\/]@node-llama-cpp[\\/]/.test(dir))
+    .filter((dir) => runsOn(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')), target));
+  // Platform packages of other production dependencies (as @reflink/reflink's), for the target instead of this machine.
+  const fetched = [];
+  for (const dir of production) {
+    const { optionalDependencies = {} } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    for (const [name, version] of Object.entries(optionalDependencies)) {
+      if (existsSync(join(root, 'node_modules', name)) && production.includes(join(root, 'node_modules', name))) continue;
+      const meta = JSON.parse(execFileSync('npm', ['view', `${name}@${version}`, 'os', 'cpu', 'libc', '--json'], { encoding: 'utf8' }) || '{}');
+      if ((meta.os || meta.cpu) && runsOn(meta, target)) fetched.push({ name, version });
+    }
+  }
   for (const dir of production) {
     const rel = relative(root, dir);
     cpSync(dir, join(stage, rel), {
@@ -44,11 +52,11 @@ try {
     });
   }
   mkdirSync(cache, { recursive: true });
-  for (const name of packages) {
+  for (const { name, version } of [...packages.map((p) => ({ name: `@node-llama-cpp/${p}`, version: llamaVersion })), ...fetched]) {
     // npm pack names a scoped package's tarball <scope>-<name>-<version>.tgz.
-    const tarball = join(cache, `node-llama-cpp-${name}-${llamaVersion}.tgz`);
-    if (!existsSync(tarball)) execFileSync('npm', ['pack', `@node-llama-cpp/${name}@${llamaVersion}`, '--pack-destination', cache, '--silent']);
-    const dest = join(stage, 'node_modules', '@node-llama-cpp', name);
+    const tarball = join(cache, `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`);
+    if (!existsSync(tarball)) execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent']);
+    const dest = join(stage, 'node_modules', name);
     mkdirSync(dest, { recursive: true });
     execFileSync('tar', ['-xzf', tarball, '-C', dest, '--strip-components=1']);
   }
@@ -65,4 +73,22 @@ try {
 } finally {
   rmSync(stage, { recursive: true, force: true });
 }
+/** Production package folders as npm resolved them (npm ls also prints them when it complains about extras). */
+function npmList() {
+  let out;
+  try {
+    out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch (error) {
+    out = error.stdout;
+  }
+  return out.trim().split('\n').slice(1);
+}
+
+/** Whether a package's os/cpu fields (package.json or npm view) allow the VS Code target. */
+function runsOn({ os, cpu }, vscodeTarget) {
+  const [platform, arch] = vscodeTarget.split('-');
+  const allows = (list, value) => !list || (list.includes(value) || (list.some((v) => v.startsWith('!')) && !list.includes(`!${value}`)));
+  return allows(os, platform) && allows(cpu, arch);
+}
+
 console.log(readdirSync(root).filter((n) => n.endsWith('.vsix')).join('\n'));
