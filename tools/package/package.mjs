@@ -73,15 +73,34 @@ try {
 } finally {
   rmSync(stage, { recursive: true, force: true });
 }
-/** Production package folders as npm resolved them (npm ls also prints them when it complains about extras). */
+/**
+ * Production package folders: the manifest's dependencies and, recursively, theirs (optional ones when installed),
+ * resolved as Node does (the nearest node_modules up from the dependent). Not `npm ls`, which lists extraneous
+ * packages too when the installed tree differs from the lock file.
+ */
 function npmList() {
-  let out;
-  try {
-    out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
-  } catch (error) {
-    out = error.stdout;
-  }
-  return out.trim().split('\n').slice(1);
+  const found = new Set();
+  const visit = (dir) => {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const names = Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies });
+    for (const name of names) {
+      let target;
+      for (let from = dir; ; from = dirname(from)) {
+        const candidate = join(from, 'node_modules', name);
+        if (existsSync(join(candidate, 'package.json'))) {
+          target = candidate;
+          break;
+        }
+        if (from === root || dirname(from) === from) break;
+      }
+      if (target && !found.has(target)) {
+        found.add(target);
+        visit(target);
+      }
+    }
+  };
+  visit(root);
+  return [...found];
 }
 
 /** Whether a package's os/cpu fields (package.json or npm view) allow the VS Code target. */
