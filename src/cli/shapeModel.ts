@@ -50,14 +50,110 @@ const gatedEquivalent = (inner: number): number => Math.round((2 * inner) / 3 / 
 
 /** Dimensions from each model's config.json on the Hugging Face hub. */
 export const SHAPES: readonly ModelShape[] = [
-  { name: 'qwen2.5-coder-0.5b', of: 'Qwen/Qwen2.5-Coder-0.5B', embedding: 896, layers: 24, heads: 14, kvHeads: 2, feedForward: 4864, vocab: 151936, contextLength: 32768, ropeBase: 1e6, tied: true },
-  { name: 'qwen2.5-coder-1.5b', of: 'Qwen/Qwen2.5-Coder-1.5B', embedding: 1536, layers: 28, heads: 12, kvHeads: 2, feedForward: 8960, vocab: 151936, contextLength: 32768, ropeBase: 1e6, tied: true },
-  { name: 'qwen2.5-coder-7b', of: 'Qwen/Qwen2.5-Coder-7B', embedding: 3584, layers: 28, heads: 28, kvHeads: 4, feedForward: 18944, vocab: 152064, contextLength: 32768, ropeBase: 1e6, tied: false },
-  { name: 'repoformer-1b', of: 'xiaowu0162/repoformer-1b (StarCoderBase-1B + 2 tokens)', embedding: 2048, layers: 24, heads: 16, kvHeads: 1, feedForward: gatedEquivalent(8192), vocab: 49154, contextLength: 8192, ropeBase: 1e4, tied: true },
-  { name: 'repoformer-3b', of: 'xiaowu0162/repoformer-3b (StarCoderBase-3B + 2 tokens)', embedding: 2816, layers: 36, heads: 22, kvHeads: 1, feedForward: gatedEquivalent(11264), vocab: 49154, contextLength: 8192, ropeBase: 1e4, tied: true },
-  { name: 'repoformer-7b', of: 'xiaowu0162/repoformer-7B (StarCoderBase-7B + 2 tokens)', embedding: 4096, layers: 42, heads: 32, kvHeads: 1, feedForward: gatedEquivalent(16384), vocab: 49154, contextLength: 8192, ropeBase: 1e4, tied: true },
-  { name: 'starcoder2-3b', of: 'bigcode/starcoder2-3b', embedding: 3072, layers: 30, heads: 24, kvHeads: 2, feedForward: gatedEquivalent(12288), vocab: 49152, contextLength: 16384, ropeBase: 999999.4, tied: true },
-  { name: 'deepseek-coder-1.3b', of: 'deepseek-ai/deepseek-coder-1.3b-base', embedding: 2048, layers: 24, heads: 16, kvHeads: 16, feedForward: 5504, vocab: 32256, contextLength: 16384, ropeBase: 1e5, tied: false },
+  {
+    name: 'qwen2.5-coder-0.5b',
+    of: 'Qwen/Qwen2.5-Coder-0.5B',
+    embedding: 896,
+    layers: 24,
+    heads: 14,
+    kvHeads: 2,
+    feedForward: 4864,
+    vocab: 151936,
+    contextLength: 32768,
+    ropeBase: 1e6,
+    tied: true,
+  },
+  {
+    name: 'qwen2.5-coder-1.5b',
+    of: 'Qwen/Qwen2.5-Coder-1.5B',
+    embedding: 1536,
+    layers: 28,
+    heads: 12,
+    kvHeads: 2,
+    feedForward: 8960,
+    vocab: 151936,
+    contextLength: 32768,
+    ropeBase: 1e6,
+    tied: true,
+  },
+  {
+    name: 'qwen2.5-coder-7b',
+    of: 'Qwen/Qwen2.5-Coder-7B',
+    embedding: 3584,
+    layers: 28,
+    heads: 28,
+    kvHeads: 4,
+    feedForward: 18944,
+    vocab: 152064,
+    contextLength: 32768,
+    ropeBase: 1e6,
+    tied: false,
+  },
+  {
+    name: 'repoformer-1b',
+    of: 'xiaowu0162/repoformer-1b (StarCoderBase-1B + 2 tokens)',
+    embedding: 2048,
+    layers: 24,
+    heads: 16,
+    kvHeads: 1,
+    feedForward: gatedEquivalent(8192),
+    vocab: 49154,
+    contextLength: 8192,
+    ropeBase: 1e4,
+    tied: true,
+  },
+  {
+    name: 'repoformer-3b',
+    of: 'xiaowu0162/repoformer-3b (StarCoderBase-3B + 2 tokens)',
+    embedding: 2816,
+    layers: 36,
+    heads: 22,
+    kvHeads: 1,
+    feedForward: gatedEquivalent(11264),
+    vocab: 49154,
+    contextLength: 8192,
+    ropeBase: 1e4,
+    tied: true,
+  },
+  {
+    name: 'repoformer-7b',
+    of: 'xiaowu0162/repoformer-7B (StarCoderBase-7B + 2 tokens)',
+    embedding: 4096,
+    layers: 42,
+    heads: 32,
+    kvHeads: 1,
+    feedForward: gatedEquivalent(16384),
+    vocab: 49154,
+    contextLength: 8192,
+    ropeBase: 1e4,
+    tied: true,
+  },
+  {
+    name: 'starcoder2-3b',
+    of: 'bigcode/starcoder2-3b',
+    embedding: 3072,
+    layers: 30,
+    heads: 24,
+    kvHeads: 2,
+    feedForward: gatedEquivalent(12288),
+    vocab: 49152,
+    contextLength: 16384,
+    ropeBase: 999999.4,
+    tied: true,
+  },
+  {
+    name: 'deepseek-coder-1.3b',
+    of: 'deepseek-ai/deepseek-coder-1.3b-base',
+    embedding: 2048,
+    layers: 24,
+    heads: 16,
+    kvHeads: 16,
+    feedForward: 5504,
+    vocab: 32256,
+    contextLength: 16384,
+    ropeBase: 1e5,
+    tied: false,
+  },
 ];
 
 export function findShape(name: string): ModelShape {
@@ -92,14 +188,21 @@ export async function ensureShapeModel(shape: ModelShape, tokenizerModel: string
   const tokens = source.metadata.get('tokenizer.ggml.tokens');
   const types = source.metadata.get('tokenizer.ggml.token_type');
   if (!Array.isArray(tokens) || !Array.isArray(types)) throw new Error(`${tokenizerModel} has no tokenizer`);
-  if (tokens.length > shape.vocab) throw new Error(`${tokenizerModel}'s ${tokens.length} tokens exceed ${shape.name}'s vocabulary`);
+  if (tokens.length > shape.vocab)
+    throw new Error(`${tokenizerModel}'s ${tokens.length} tokens exceed ${shape.name}'s vocabulary`);
   const padding = shape.vocab - tokens.length;
   const kvs: GgufKv[] = [];
   for (const [key, value] of source.metadata) {
     if (DROPPED_KEY.test(key)) continue;
     const type = source.metadataTypes.get(key)!;
-    if (key === 'tokenizer.ggml.tokens') kvs.push({ key, type, value: [...tokens, ...Array.from({ length: padding }, (_, i) => `<|repogate_pad_${i}|>`)] });
-    else if (key === 'tokenizer.ggml.token_type') kvs.push({ key, type, value: [...types, ...new Array<GgufValue>(padding).fill(TOKEN_TYPE_CONTROL)] });
+    if (key === 'tokenizer.ggml.tokens')
+      kvs.push({
+        key,
+        type,
+        value: [...tokens, ...Array.from({ length: padding }, (_, i) => `<|repogate_pad_${i}|>`)],
+      });
+    else if (key === 'tokenizer.ggml.token_type')
+      kvs.push({ key, type, value: [...types, ...new Array<GgufValue>(padding).fill(TOKEN_TYPE_CONTROL)] });
     else kvs.push({ key, type, value });
   }
   kvs.push(...shapeKvs(shape));
@@ -126,7 +229,10 @@ function shapeKvs(shape: ModelShape): GgufKv[] {
   const str = (key: string, value: string): GgufKv => ({ key, type: { type: GgufType.STRING }, value });
   return [
     str('general.name', `repogate-shape ${shape.name}`),
-    str('general.description', `TIMING ONLY: random weights with the dimensions of ${shape.of}; writes noise. Made by RepoGate for speed benchmarks.`),
+    str(
+      'general.description',
+      `TIMING ONLY: random weights with the dimensions of ${shape.of}; writes noise. Made by RepoGate for speed benchmarks.`,
+    ),
     u32('general.file_type', FILE_TYPE_Q8_0),
     { key: 'repogate.timing_only', type: { type: GgufType.BOOL }, value: true },
     str('repogate.shape', shape.name),

@@ -9,7 +9,12 @@
 import { promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { CompletionEngine, type CompletionBackend, type CompletionRequest, type CompletionResult } from '../engine/completionEngine';
+import {
+  CompletionEngine,
+  type CompletionBackend,
+  type CompletionRequest,
+  type CompletionResult,
+} from '../engine/completionEngine';
 import { CompletionService } from '../engine/completionService';
 import type { GatePolicyName } from '../gate/gate';
 import { RepoIndex } from '../index/repoIndex';
@@ -88,7 +93,11 @@ interface TypedLine {
 
 export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport> {
   const root = path.resolve(options.repo);
-  const model = await CodeModel.load({ modelPath: options.modelPath, threads: options.threads, contextSize: options.contextSize });
+  const model = await CodeModel.load({
+    modelPath: options.modelPath,
+    threads: options.threads,
+    contextSize: options.contextSize,
+  });
   const rssAfterLoad = process.memoryUsage().rss / 2 ** 20;
   const index = new RepoIndex(root);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-speed-'));
@@ -96,12 +105,22 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
     await buildIndex(index, { root, cacheDir, fresh: true });
     const lines = await pickLines(root, options.lines, options.keystrokes);
     if (lines.length === 0) throw new Error(`no source file of ${MIN_FILE_LINES}+ lines with lines to type in ${root}`);
-    options.log(`${path.basename(options.modelPath)}: loaded in ${Math.round(model.info.loadMs)} ms; typing ${lines.length} lines`);
+    options.log(
+      `${path.basename(options.modelPath)}: loaded in ${Math.round(model.info.loadMs)} ms; typing ${lines.length} lines`,
+    );
     const floor = await measureFloor(model, lines[0].text);
-    options.log(`forward ${round(percentile(floor.forwards, 50))} ms, prompt ${floor.prompt_tok_s} tok/s, generation ${floor.gen_tok_s} tok/s`);
+    options.log(
+      `forward ${round(percentile(floor.forwards, 50))} ms, prompt ${floor.prompt_tok_s} tok/s, generation ${floor.gen_tok_s} tok/s`,
+    );
     const retrieveFn = async (request: Parameters<typeof retrieve>[1]) => retrieve(index, request);
     const replay = async (gate: GatePolicyName): Promise<{ score: KeystrokeScore; cold: number[] }> => {
-      const engine = new CompletionEngine({ generator: model, gate, retrieve: retrieveFn, budget: { generationTokens: REPLAY_GENERATION_TOKENS }, contextChars: CC_CHARS });
+      const engine = new CompletionEngine({
+        generator: model,
+        gate,
+        retrieve: retrieveFn,
+        budget: { generationTokens: REPLAY_GENERATION_TOKENS },
+        contextChars: CC_CHARS,
+      });
       const result = await typeAlong(model, engine, lines, options.keystrokes);
       options.log(`${gate}: ${JSON.stringify(result.score)}`);
       return result;
@@ -138,8 +157,13 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
 const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
 
 /** Forward time of one token after a cached prompt, prompt evaluation speed from empty, greedy generation speed. */
-async function measureFloor(model: CodeModel, text: string): Promise<{ forwards: number[]; prompt_tok_s: number; gen_tok_s: number }> {
-  const prompt = model.tokenize([{ text: text.slice(0, PROMPT_TOKENS * 8) }]).slice(0, Math.min(PROMPT_TOKENS, model.session.contextSize / 2));
+async function measureFloor(
+  model: CodeModel,
+  text: string,
+): Promise<{ forwards: number[]; prompt_tok_s: number; gen_tok_s: number }> {
+  const prompt = model
+    .tokenize([{ text: text.slice(0, PROMPT_TOKENS * 8) }])
+    .slice(0, Math.min(PROMPT_TOKENS, model.session.contextSize / 2));
   await model.session.reset();
   let started = performance.now();
   await model.session.probe(prompt);
@@ -154,7 +178,10 @@ async function measureFloor(model: CodeModel, text: string): Promise<{ forwards:
   started = performance.now();
   const generated = await model.session.generate(prompt, { maxTokens: GENERATED_TOKENS, stopIds: [] });
   const end = performance.now();
-  const gen_tok_s = generated.firstTokenAt && generated.tokens.length > 1 ? round((generated.tokens.length - 1) / ((end - generated.firstTokenAt) / 1000)) : 0;
+  const gen_tok_s =
+    generated.firstTokenAt && generated.tokens.length > 1
+      ? round((generated.tokens.length - 1) / ((end - generated.firstTokenAt) / 1000))
+      : 0;
   return { forwards, prompt_tok_s, gen_tok_s };
 }
 
@@ -163,7 +190,12 @@ async function measureFloor(model: CodeModel, text: string): Promise<{ forwards:
  * editor would: the request for a keystroke is cancelled by the next one. The replay starts from an empty KV cache;
  * the first request in each file is reported apart (cold).
  */
-async function typeAlong(model: CodeModel, engine: CompletionEngine, lines: readonly TypedLine[], keystrokes: number): Promise<{ score: KeystrokeScore; cold: number[] }> {
+async function typeAlong(
+  model: CodeModel,
+  engine: CompletionEngine,
+  lines: readonly TypedLine[],
+  keystrokes: number,
+): Promise<{ score: KeystrokeScore; cold: number[] }> {
   // The engine calls of the current keystroke, with when each started (the service may answer from its cache).
   const calls: { at: number; done: Promise<CompletionResult> }[] = [];
   const backend: CompletionBackend = {
@@ -198,7 +230,13 @@ async function typeAlong(model: CodeModel, engine: CompletionEngine, lines: read
         await engine.settled();
         continue;
       }
-      samples.push({ evaluated: result.prompt.evaluated, firstToken, shown, lineStart: k === 0, context: result.prompt.contextTokens });
+      samples.push({
+        evaluated: result.prompt.evaluated,
+        firstToken,
+        shown,
+        lineStart: k === 0,
+        context: result.prompt.contextTokens,
+      });
       // The user reads the first suggestion on a line before typing on: the cached prompt grows meanwhile.
       if (k === 0) await engine.settled();
     }
@@ -210,13 +248,42 @@ async function typeAlong(model: CodeModel, engine: CompletionEngine, lines: read
     cold,
     score: {
       keystrokes: samples.length,
-      evaluated_p50: percentile(samples.map((s) => s.evaluated), 50),
-      first_token_p50_ms: round(percentile(samples.map((s) => s.firstToken), 50)),
-      first_token_p95_ms: round(percentile(samples.map((s) => s.firstToken), 95)),
-      first_line_p50_ms: round(percentile(samples.map((s) => s.shown), 50)),
-      line_start_evaluated_p50: percentile(starts.map((s) => s.evaluated), 50),
-      line_start_first_token_p50_ms: round(percentile(starts.map((s) => s.firstToken), 50)),
-      context_tokens_p50: percentile(samples.map((s) => s.context), 50),
+      evaluated_p50: percentile(
+        samples.map((s) => s.evaluated),
+        50,
+      ),
+      first_token_p50_ms: round(
+        percentile(
+          samples.map((s) => s.firstToken),
+          50,
+        ),
+      ),
+      first_token_p95_ms: round(
+        percentile(
+          samples.map((s) => s.firstToken),
+          95,
+        ),
+      ),
+      first_line_p50_ms: round(
+        percentile(
+          samples.map((s) => s.shown),
+          50,
+        ),
+      ),
+      line_start_evaluated_p50: percentile(
+        starts.map((s) => s.evaluated),
+        50,
+      ),
+      line_start_first_token_p50_ms: round(
+        percentile(
+          starts.map((s) => s.firstToken),
+          50,
+        ),
+      ),
+      context_tokens_p50: percentile(
+        samples.map((s) => s.context),
+        50,
+      ),
     },
   };
 }
@@ -241,7 +308,8 @@ async function pickLines(root: string, count: number, keystrokes: number): Promi
       if (entry.isDirectory()) await walk(full);
       else if (CODE_FILE.test(entry.name) && !entry.name.endsWith('.d.ts')) {
         const text = await fs.readFile(full, 'utf8');
-        if (text.split('\n').length >= MIN_FILE_LINES) files.push({ path: path.relative(root, full).split(path.sep).join('/'), text });
+        if (text.split('\n').length >= MIN_FILE_LINES)
+          files.push({ path: path.relative(root, full).split(path.sep).join('/'), text });
       }
     }
   };
@@ -253,7 +321,9 @@ async function pickLines(root: string, count: number, keystrokes: number): Promi
     const all = file.text.split('\n');
     const candidates = all
       .map((text, line) => ({ line, indent: text.length - text.trimStart().length, code: text.trim() }))
-      .filter((l) => l.line >= MIN_FILE_LINES / 2 && l.code.length >= keystrokes + 2 && !/^(\/\/|\*|\/\*|#)/.test(l.code));
+      .filter(
+        (l) => l.line >= MIN_FILE_LINES / 2 && l.code.length >= keystrokes + 2 && !/^(\/\/|\*|\/\*|#)/.test(l.code),
+      );
     const wanted = Math.ceil(count / 2);
     for (let i = 0; i < wanted && candidates.length; i++) {
       const c = candidates[Math.floor(((i + 0.5) * candidates.length) / wanted)];

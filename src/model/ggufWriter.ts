@@ -4,7 +4,14 @@
  * The layout is the one src/model/gguf.ts reads.
  */
 import { promises as fs } from 'fs';
-import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufType, type GgufTensorInfo, type GgufTypeInfo, type GgufValue } from './gguf';
+import {
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  GgufType,
+  type GgufTensorInfo,
+  type GgufTypeInfo,
+  type GgufValue,
+} from './gguf';
 
 export interface GgufKv {
   key: string;
@@ -45,18 +52,41 @@ class ByteWriter {
     const b = Buffer.alloc(8);
     let end: number; // Buffer's write methods return the offset after what they wrote
     switch (type) {
-      case GgufType.UINT8: end = b.writeUInt8(v as number); break;
-      case GgufType.INT8: end = b.writeInt8(v as number); break;
-      case GgufType.UINT16: end = b.writeUInt16LE(v as number); break;
-      case GgufType.INT16: end = b.writeInt16LE(v as number); break;
-      case GgufType.UINT32: end = b.writeUInt32LE(v as number); break;
-      case GgufType.INT32: end = b.writeInt32LE(v as number); break;
-      case GgufType.FLOAT32: end = b.writeFloatLE(v as number); break;
-      case GgufType.BOOL: end = b.writeUInt8(v ? 1 : 0); break;
-      case GgufType.UINT64: end = b.writeBigUInt64LE(BigInt(v as bigint)); break;
-      case GgufType.INT64: end = b.writeBigInt64LE(BigInt(v as bigint)); break;
-      case GgufType.FLOAT64: end = b.writeDoubleLE(v as number); break;
-      default: throw new Error(`cannot write GGUF type ${type} as a scalar`);
+      case GgufType.UINT8:
+        end = b.writeUInt8(v as number);
+        break;
+      case GgufType.INT8:
+        end = b.writeInt8(v as number);
+        break;
+      case GgufType.UINT16:
+        end = b.writeUInt16LE(v as number);
+        break;
+      case GgufType.INT16:
+        end = b.writeInt16LE(v as number);
+        break;
+      case GgufType.UINT32:
+        end = b.writeUInt32LE(v as number);
+        break;
+      case GgufType.INT32:
+        end = b.writeInt32LE(v as number);
+        break;
+      case GgufType.FLOAT32:
+        end = b.writeFloatLE(v as number);
+        break;
+      case GgufType.BOOL:
+        end = b.writeUInt8(v ? 1 : 0);
+        break;
+      case GgufType.UINT64:
+        end = b.writeBigUInt64LE(BigInt(v as bigint));
+        break;
+      case GgufType.INT64:
+        end = b.writeBigInt64LE(BigInt(v as bigint));
+        break;
+      case GgufType.FLOAT64:
+        end = b.writeDoubleLE(v as number);
+        break;
+      default:
+        throw new Error(`cannot write GGUF type ${type} as a scalar`);
     }
     this.push(b.subarray(0, end));
   }
@@ -116,7 +146,11 @@ export interface StreamedTensor {
  * Writes a GGUF whose tensor data is produced piece by piece. Each tensor starts at an aligned offset; the file
  * is written under a temporary name and renamed when complete, so an interrupted write never looks finished.
  */
-export async function writeGgufStreamed(dest: string, kvs: readonly GgufKv[], tensors: readonly StreamedTensor[]): Promise<void> {
+export async function writeGgufStreamed(
+  dest: string,
+  kvs: readonly GgufKv[],
+  tensors: readonly StreamedTensor[],
+): Promise<void> {
   const align = alignmentOf(kvs);
   const padded = (n: number): number => Math.ceil(n / align) * align;
   let offset = 0;
@@ -135,7 +169,8 @@ export async function writeGgufStreamed(dest: string, kvs: readonly GgufKv[], te
         await fh.write(piece);
         written += piece.length;
       }
-      if (written !== tensor.bytes) throw new Error(`tensor ${tensor.name}: ${written} bytes written, ${tensor.bytes} declared`);
+      if (written !== tensor.bytes)
+        throw new Error(`tensor ${tensor.name}: ${written} bytes written, ${tensor.bytes} declared`);
       if (padded(written) > written) await fh.write(Buffer.alloc(padded(written) - written));
     }
   } catch (error) {

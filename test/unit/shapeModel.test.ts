@@ -13,8 +13,17 @@ import { tempDir } from '../helpers/fixtures';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 const SMALL: ModelShape = {
-  name: 'test-small', of: 'nothing', embedding: 128, layers: 2, heads: 4, kvHeads: 2, feedForward: 256,
-  vocab: 5000, contextLength: 2048, ropeBase: 1e4, tied: false,
+  name: 'test-small',
+  of: 'nothing',
+  embedding: 128,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  feedForward: 256,
+  vocab: 5000,
+  contextLength: 2048,
+  ropeBase: 1e4,
+  tied: false,
 };
 
 describe('timing-only shape models', function () {
@@ -41,7 +50,7 @@ describe('timing-only shape models', function () {
     assert.equal(meta.get('repogate.format'), 'repoformer');
     assert.equal(meta.get('repogate.train.steps'), undefined);
     assert.deepEqual(header.tensors.find((t) => t.name === 'blk.1.ffn_down.weight')?.dims, [256, 128]);
-    assert.equal(header.fileSize, Number(header.tensors.at(-1)!.offset) + header.dataOffset + 128 * 5000 / 32 * 34);
+    assert.equal(header.fileSize, Number(header.tensors.at(-1)!.offset) + header.dataOffset + ((128 * 5000) / 32) * 34);
     const { mtimeMs } = await fs.stat(file);
     await ensureShapeModel(SMALL, TINY_MODEL, file);
     assert.equal((await fs.stat(file)).mtimeMs, mtimeMs, 'a current file is not rewritten');
@@ -53,10 +62,20 @@ describe('timing-only shape models', function () {
     try {
       assert.equal(model.info.family.family.id, 'repogate-tiny');
       assert.equal(model.info.totalLayers, SMALL.layers + 1);
-      const prompt = model.promptTokens([{ special: 'fimPrefix' }, { text: 'const x = ' }, { special: 'fimSuffix' }, { text: ';\n' }, { special: 'eof' }, { special: 'fimMiddle' }]);
+      const prompt = model.promptTokens([
+        { special: 'fimPrefix' },
+        { text: 'const x = ' },
+        { special: 'fimSuffix' },
+        { text: ';\n' },
+        { special: 'eof' },
+        { special: 'fimMiddle' },
+      ]);
       const result = await model.session.generate(prompt, { maxTokens: 12, stopIds: model.info.family.stopIds });
       assert.equal(result.stoppedBy, 'max-tokens');
-      assert.ok(result.tokens.every((t) => t < 4096 && t > 5), `text tokens only: ${result.tokens.join(',')}`);
+      assert.ok(
+        result.tokens.every((t) => t < 4096 && t > 5),
+        `text tokens only: ${result.tokens.join(',')}`,
+      );
       assert.ok(result.text.length > 0);
     } finally {
       await model.dispose();

@@ -91,7 +91,10 @@ describe('per-keystroke speed levers on the tiny model', function () {
     const e = engine({ firstPromptMs: 0, layout: 'cursor' });
     await e.complete(typedTo(indent() + 2));
     const next = await e.complete(typedTo(indent() + 3));
-    assert.ok(next.prompt.evaluated > next.prompt.rightTokens, `${next.prompt.evaluated} evaluated, right context ${next.prompt.rightTokens}`);
+    assert.ok(
+      next.prompt.evaluated > next.prompt.rightTokens,
+      `${next.prompt.evaluated} evaluated, right context ${next.prompt.rightTokens}`,
+    );
   });
 
   it('cuts a cold prompt to the time budget, then grows the cached prompt during a pause', async () => {
@@ -101,11 +104,17 @@ describe('per-keystroke speed levers on the tiny model', function () {
     // A budget for about twenty tokens: a keystroke fits, the whole prompt does not.
     const e = engine({ firstPromptMs: model.session.promptMsPerToken! * 20, layout: 'line' });
     const quick = await e.complete(typedTo(indent() + 2));
-    assert.ok(quick.prompt.tokens < full.prompt.tokens / 2, `cut to ${quick.prompt.tokens} of ${full.prompt.tokens} tokens`);
+    assert.ok(
+      quick.prompt.tokens < full.prompt.tokens / 2,
+      `cut to ${quick.prompt.tokens} of ${full.prompt.tokens} tokens`,
+    );
     await e.settled();
     const grown = await e.complete(typedTo(indent() + 3));
     // The full left context, with one more character typed (which may or may not add a token).
-    assert.ok(Math.abs(grown.prompt.leftTokens - full.prompt.leftTokens) <= 1, `${grown.prompt.leftTokens} vs ${full.prompt.leftTokens}`);
+    assert.ok(
+      Math.abs(grown.prompt.leftTokens - full.prompt.leftTokens) <= 1,
+      `${grown.prompt.leftTokens} vs ${full.prompt.leftTokens}`,
+    );
     assert.ok(grown.prompt.evaluated <= 4, `${grown.prompt.evaluated} evaluated after the growth`);
   });
 

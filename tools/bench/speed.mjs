@@ -13,7 +13,9 @@ import { cli, option, root } from './args.mjs';
 
 /** The two shapes a 2-core run measures fully in ~10 minutes; larger ones on request. */
 const shapes = option('--shapes', 'qwen2.5-coder-0.5b,repoformer-1b').split(',');
-const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context'].flatMap((name) => (option(name) ? [name, option(name)] : []));
+const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context'].flatMap((name) =>
+  option(name) ? [name, option(name)] : [],
+);
 /** A model needs its file mapped plus KV cache and buffers: this much more free memory than the file. */
 const MEMORY_HEADROOM = 1.5;
 
@@ -30,10 +32,15 @@ const skipped = [];
 for (const name of shapes) {
   if (!sizes.has(name)) throw new Error(`unknown shape ${name}; known: ${[...sizes.keys()].join(', ')}`);
   if (sizes.get(name) * MEMORY_HEADROOM > freemem()) {
-    skipped.push(`${name} (needs ~${((sizes.get(name) * MEMORY_HEADROOM) / 2 ** 30).toFixed(1)} GiB free, ${(freemem() / 2 ** 30).toFixed(1)} GiB free)`);
+    skipped.push(
+      `${name} (needs ~${((sizes.get(name) * MEMORY_HEADROOM) / 2 ** 30).toFixed(1)} GiB free, ${(freemem() / 2 ** 30).toFixed(1)} GiB free)`,
+    );
     continue;
   }
-  const model = execFileSync('node', [cli, 'make-shape', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const model = execFileSync('node', [cli, 'make-shape', name], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
   const out = execFileSync('node', [cli, 'speed', '--model', model, ...passed, '--json'], {
     cwd: root,
     encoding: 'utf8',
@@ -85,7 +92,9 @@ for (const [name, r] of Object.entries(results)) {
 }
 lines.push('', 'line starts (first keystroke on a line) and first request per file (empty KV cache):');
 for (const [name, r] of Object.entries(results)) {
-  lines.push(`  ${name}: line start evaluated p50 ${r.keystroke.line_start_evaluated_p50}, first token p50 ${r.keystroke.line_start_first_token_p50_ms} ms (with CC ${r.keystroke_cc.line_start_first_token_p50_ms} ms); cold first token ${r.cold_first_token_ms.join(', ')} ms`);
+  lines.push(
+    `  ${name}: line start evaluated p50 ${r.keystroke.line_start_evaluated_p50}, first token p50 ${r.keystroke.line_start_first_token_p50_ms} ms (with CC ${r.keystroke_cc.line_start_first_token_p50_ms} ms); cold first token ${r.cold_first_token_ms.join(', ')} ms`,
+  );
 }
 console.log(lines.join('\n'));
 mkdirSync(join(root, '.bench'), { recursive: true });

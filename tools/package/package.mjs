@@ -24,7 +24,8 @@ const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'rep
 execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
 const stage = mkdtempSync(join(tmpdir(), `repogate-package-${target}-`));
 try {
-  for (const path of ['package.json', 'README.md', 'media', 'dist', '.vscodeignore']) cpSync(join(root, path), join(stage, path), { recursive: true });
+  for (const path of ['package.json', 'README.md', 'media', 'dist', '.vscodeignore'])
+    cpSync(join(root, path), join(stage, path), { recursive: true });
   // Built above already: the staged manifest must not build again (the stage has no sources).
   const staged = JSON.parse(readFileSync(join(stage, 'package.json'), 'utf8'));
   delete staged.scripts['vscode:prepublish'];
@@ -38,8 +39,12 @@ try {
   for (const dir of production) {
     const { optionalDependencies = {} } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     for (const [name, version] of Object.entries(optionalDependencies)) {
-      if (existsSync(join(root, 'node_modules', name)) && production.includes(join(root, 'node_modules', name))) continue;
-      const meta = JSON.parse(execFileSync('npm', ['view', `${name}@${version}`, 'os', 'cpu', 'libc', '--json'], { encoding: 'utf8' }) || '{}');
+      if (existsSync(join(root, 'node_modules', name)) && production.includes(join(root, 'node_modules', name)))
+        continue;
+      const meta = JSON.parse(
+        execFileSync('npm', ['view', `${name}@${version}`, 'os', 'cpu', 'libc', '--json'], { encoding: 'utf8' }) ||
+          '{}',
+      );
       if ((meta.os || meta.cpu) && runsOn(meta, target)) fetched.push({ name, version });
     }
   }
@@ -48,14 +53,20 @@ try {
     cpSync(dir, join(stage, rel), {
       recursive: true,
       // Nested packages are copied on their own (when they are production dependencies); the source bundle is left out.
-      filter: (from) => from === dir || !(relative(dir, from).split(/[\\/]/).includes('node_modules') || from.endsWith('gitRelease.bundle')),
+      filter: (from) =>
+        from === dir ||
+        !(relative(dir, from).split(/[\\/]/).includes('node_modules') || from.endsWith('gitRelease.bundle')),
     });
   }
   mkdirSync(cache, { recursive: true });
-  for (const { name, version } of [...packages.map((p) => ({ name: `@node-llama-cpp/${p}`, version: llamaVersion })), ...fetched]) {
+  for (const { name, version } of [
+    ...packages.map((p) => ({ name: `@node-llama-cpp/${p}`, version: llamaVersion })),
+    ...fetched,
+  ]) {
     // npm pack names a scoped package's tarball <scope>-<name>-<version>.tgz.
     const tarball = join(cache, `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`);
-    if (!existsSync(tarball)) execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent']);
+    if (!existsSync(tarball))
+      execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent']);
     const dest = join(stage, 'node_modules', name);
     mkdirSync(dest, { recursive: true });
     execFileSync('tar', ['-xzf', tarball, '-C', dest, '--strip-components=1']);
@@ -63,13 +74,34 @@ try {
   // The checked-in .vscodeignore names linux-x64's binaries; the staged one names the target's.
   const ignore = readFileSync(join(stage, '.vscodeignore'), 'utf8');
   const line = /^!node_modules\/@node-llama-cpp\/@\([^)]*\)\/\*\*$/m;
-  if (!line.test(ignore)) throw new Error('.vscodeignore has no !node_modules/@node-llama-cpp/@(...)/** line to replace');
-  writeFileSync(join(stage, '.vscodeignore'), ignore.replace(line, `!node_modules/@node-llama-cpp/@(${packages.join('|')})/**`));
+  if (!line.test(ignore))
+    throw new Error('.vscodeignore has no !node_modules/@node-llama-cpp/@(...)/** line to replace');
+  writeFileSync(
+    join(stage, '.vscodeignore'),
+    ignore.replace(line, `!node_modules/@node-llama-cpp/@(${packages.join('|')})/**`),
+  );
 
   const out = join(root, `repogate-${target}${cuda ? '-cuda' : ''}-${manifest.version}.vsix`);
   const vsce = join(root, 'node_modules', '.bin', 'vsce');
-  execFileSync(vsce, ['package', '--target', target, '--out', out, '--no-rewrite-relative-links', '--allow-missing-repository', '--skip-license'], { cwd: stage, stdio: 'inherit' });
-  execFileSync('node', [join(root, 'tools', 'package', 'verify-vsix.mjs'), out, '--target', target, ...(cuda ? ['--cuda'] : [])], { stdio: 'inherit' });
+  execFileSync(
+    vsce,
+    [
+      'package',
+      '--target',
+      target,
+      '--out',
+      out,
+      '--no-rewrite-relative-links',
+      '--allow-missing-repository',
+      '--skip-license',
+    ],
+    { cwd: stage, stdio: 'inherit' },
+  );
+  execFileSync(
+    'node',
+    [join(root, 'tools', 'package', 'verify-vsix.mjs'), out, '--target', target, ...(cuda ? ['--cuda'] : [])],
+    { stdio: 'inherit' },
+  );
 } finally {
   rmSync(stage, { recursive: true, force: true });
 }
@@ -106,8 +138,13 @@ function npmList() {
 /** Whether a package's os/cpu fields (package.json or npm view) allow the VS Code target. */
 function runsOn({ os, cpu }, vscodeTarget) {
   const [platform, arch] = vscodeTarget.split('-');
-  const allows = (list, value) => !list || (list.includes(value) || (list.some((v) => v.startsWith('!')) && !list.includes(`!${value}`)));
+  const allows = (list, value) =>
+    !list || list.includes(value) || (list.some((v) => v.startsWith('!')) && !list.includes(`!${value}`));
   return allows(os, platform) && allows(cpu, arch);
 }
 
-console.log(readdirSync(root).filter((n) => n.endsWith('.vsix')).join('\n'));
+console.log(
+  readdirSync(root)
+    .filter((n) => n.endsWith('.vsix'))
+    .join('\n'),
+);

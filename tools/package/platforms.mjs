@@ -41,7 +41,8 @@ export function binaryKind(head) {
   }
   if (head.length >= 0x40 && head.toString('latin1', 0, 2) === 'MZ') {
     const pe = head.readUInt32LE(0x3c);
-    if (head.length < pe + 6 || head.toString('latin1', pe, pe + 4) !== 'PE\0\0') return { format: 'pe', cpu: 'unknown' };
+    if (head.length < pe + 6 || head.toString('latin1', pe, pe + 4) !== 'PE\0\0')
+      return { format: 'pe', cpu: 'unknown' };
     const machine = head.readUInt16LE(pe + 4);
     return { format: 'pe', cpu: machine === 0x8664 ? 'x64' : machine === 0xaa64 ? 'arm64' : `machine ${machine}` };
   }
