@@ -1,4 +1,5 @@
 import * as os from 'os';
+import { LRUCache } from 'lru-cache';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { detectFamily, type FamilyOptions, type PromptPiece, type ResolvedFamily } from './families';
 import { FimSession } from './fimSession';
@@ -15,6 +16,14 @@ export interface ModelOptions extends FamilyOptions {
   /** Tokens of context; default the model's training context, at most 8,192. */
   contextSize?: number;
 }
+
+/**
+ * Texts at least this long are tokenized once and remembered: a request tokenizes its left context several times
+ * (the budget's search, the gate prefix, the prompt) and the next keystroke mostly the same texts again, which on
+ * a 2,000-line file cost tens of milliseconds each.
+ */
+const CACHED_TEXT_CHARS = 256;
+const TOKEN_CACHE_ENTRIES = 64;
 
 /** Code evaluated once at load to measure the prompt speed (long enough to fill CALIBRATION_TOKENS). */
 const CALIBRATION_TEXT = 'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
@@ -52,6 +61,8 @@ function getSharedLlama(): Promise<Llama> {
 
 /** A loaded GGUF code model with its family, its context and one FIM session. */
 export class CodeModel {
+  private readonly tokenCache = new LRUCache<string, readonly number[]>({ max: TOKEN_CACHE_ENTRIES });
+
   private constructor(
     readonly info: ModelInfo,
     private readonly model: LlamaModel,
@@ -120,7 +131,7 @@ export class CodeModel {
     for (const piece of pieces) {
       if ('text' in piece) {
         // A loop, not push(...): a long file's tokens would overflow the call stack as arguments.
-        if (piece.text) for (const token of this.model.tokenize(piece.text, false)) out.push(token);
+        if (piece.text) for (const token of this.textTokens(piece.text)) out.push(token);
         continue;
       }
       const id = this.info.family.ids[piece.special];
@@ -131,7 +142,15 @@ export class CodeModel {
   }
 
   countTokens(text: string): number {
-    return text ? this.model.tokenize(text, false).length : 0;
+    return text ? this.textTokens(text).length : 0;
+  }
+
+  /** Plain-text tokens (no special-token parsing), remembered for long texts. */
+  private textTokens(text: string): readonly number[] {
+    if (text.length < CACHED_TEXT_CHARS) return this.model.tokenize(text, false);
+    let tokens = this.tokenCache.get(text);
+    if (!tokens) this.tokenCache.set(text, (tokens = this.model.tokenize(text, false)));
+    return tokens;
   }
 
   async dispose(): Promise<void> {
