@@ -178,7 +178,7 @@ export class CompletionEngine implements CompletionBackend {
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
     const plainPrompt = (): number[] => plainTokens(input);
     const policy = request.gate ?? this.options.gate;
-    const lineKey = split < offset ? [request.path, mode, policy, budget.contextTokens, input.left, input.right].join('\0') : undefined;
+    const lineKey = split < offset ? [request.path, mode, policy, this.thresholds.line, budget.contextTokens, input.left, input.right].join('\0') : undefined;
     const known = lineKey !== undefined && this.kv.line?.key === lineKey ? this.kv.line : undefined;
 
     // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
