@@ -66,7 +66,6 @@ const summary = {
       {
         load_ms: r.load_ms,
         rss_mb: r.rss_mb,
-        kv_mb: r.kv_mb,
         forward_ms: r.forward_ms,
         prompt_tok_s: r.prompt_tok_s,
         gen_tok_s: r.gen_tok_s,
