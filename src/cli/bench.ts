@@ -1,9 +1,8 @@
 import { promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { gunzipSync } from 'zlib';
 import { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
+import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
 import { retrieve } from '../retrieval/retrieve';
@@ -24,12 +23,6 @@ export interface BenchReport {
   retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
 }
 
-export async function readTasks(file: string): Promise<Task[]> {
-  const raw = await fs.readFile(file);
-  const text = (file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
-  return text.split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as Task);
-}
-
 /** The file as the user has it when the task's line is still to be written, and where the cursor is. */
 export function taskDocument(task: Task): { text: string; line: number; character: number } {
   const lines = task.prompt.split('\n');
@@ -39,7 +32,12 @@ export function taskDocument(task: Task): { text: string; line: number; characte
 /** CrossCodeEval's retrieval hit: every novel identifier occurs, as a word, in the packed context. */
 export function isHit(task: Task, snippets: Snippet[]): boolean {
   const context = snippets.map((s) => s.text).join('\n');
-  return task.metadata.novel_identifiers.every((name) => new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(context));
+  return task.metadata.novel_identifiers.every((name) => hasWord(context, name));
+}
+
+/** `name` occurs in `text` as a whole identifier (`$` counts as a word character, as in JavaScript). */
+export function hasWord(text: string, name: string): boolean {
+  return new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(text);
 }
 
 export function percentile(values: number[], p: number): number {

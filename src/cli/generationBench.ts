@@ -10,9 +10,12 @@ import { CompletionEngine, type CompletionResult } from '../engine/completionEng
 import type { GatePolicyName } from '../gate/gate';
 import type { HeuristicFeatures } from '../gate/heuristic';
 import { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
+import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { CodeModel } from '../model/codeModel';
+import type { ServerOptions } from '../model/remote/remoteModel';
+import type { TokenModel } from '../model/tokenModel';
+import { loadGenerator } from './generator';
 import { retrieve } from '../retrieval/retrieve';
 import { percentile, taskDocument } from './bench';
 import type { Task } from './makeTasks';
@@ -62,6 +65,8 @@ export interface GenerationBenchOptions {
   policyModelPath?: string;
   gates: GatePolicyName[];
   threads?: number;
+  /** The generator runs on this server (the policy model stays local). */
+  server?: ServerOptions;
   log(line: string): void;
   /** Writes one JSON line per task with the heuristic gate's features and the task's kind (for fitting). */
   featuresOut?: string;
@@ -74,7 +79,7 @@ const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
 export async function runGenerationBench(repoDir: string, tasks: Task[], options: GenerationBenchOptions): Promise<GenerationReport> {
   const root = path.resolve(repoDir);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-gen-'));
-  const generator = await CodeModel.load({ modelPath: options.modelPath, threads: options.threads ?? 1 });
+  const generator = await loadGenerator(options.modelPath, options.threads ?? 1, options.server);
   const policyModel = options.policyModelPath ? await CodeModel.load({ modelPath: options.policyModelPath, threads: options.threads ?? 1 }) : undefined;
   const index = new RepoIndex(root);
   try {
@@ -156,7 +161,7 @@ const TYPING_PROMPT_TOKENS = 1000;
  * Types the ground truth of the task with the longest left context one character at a time, asking for a plain
  * FIM completion (no retrieval) of about 1,000 prompt tokens after each; then the same prompts from an empty cache.
  */
-async function measureTyping(generator: CodeModel, tasks: Task[]): Promise<TypingScore | undefined> {
+async function measureTyping(generator: TokenModel, tasks: Task[]): Promise<TypingScore | undefined> {
   const task = [...tasks].sort((a, b) => b.prompt.length - a.prompt.length)[0];
   if (!task) return undefined;
   const engine = new CompletionEngine({

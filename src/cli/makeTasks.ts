@@ -1,5 +1,5 @@
 /**
- * Benchmark tasks in the CrossCodeEval format (DESIGN.md "Benchmark task format"), made from one indexed
+ * Benchmark tasks in the CrossCodeEval format (docs/benchmarks.md, "Task format"), made from one indexed
  * repository: each task cuts a source file at the first non-blank character of a line, and the rest of that
  * line is the ground truth. `cross` tasks need identifiers declared in another file of the repository;
  * `infile` tasks need only what the file itself already says.
@@ -9,8 +9,8 @@ import type { Node, Tree } from 'web-tree-sitter';
 import { languageForPath } from '../index/languages';
 import { SourceParser } from '../index/parser';
 import type { RepoIndex } from '../index/repoIndex';
-import { readSourceFile } from '../index/scan';
-import { builtinNames } from './builtins';
+import { readSourceFile } from '../index/readSource';
+import { builtinNames } from '../index/builtins';
 
 export type TaskKind = 'cross' | 'infile';
 
@@ -31,10 +31,13 @@ export interface Task {
   };
 }
 
+/** 100 tasks of each kind: a recall's standard error is at most 5 points; the seed only has to stay put between runs. */
+export const MAKE_TASKS_DEFAULTS = { perKind: 100, seed: 42 };
+
 export interface MakeTasksOptions {
-  /** Tasks of each kind (default 100). */
+  /** Tasks of each kind (default MAKE_TASKS_DEFAULTS.perKind). */
   perKind?: number;
-  /** Seed of the sampling shuffle (default 42). */
+  /** Seed of the sampling shuffle (default MAKE_TASKS_DEFAULTS.seed). */
   seed?: number;
   /** A parser to reuse; one is created (and disposed) otherwise. */
   parser?: SourceParser;
@@ -241,7 +244,7 @@ function sample(candidates: Candidate[], count: number, next: () => number): Can
  * samples `perKind` of each deterministically. Cross tasks come first, then infile tasks, each in sample order.
  */
 export async function makeTasks(index: RepoIndex, root: string, options: MakeTasksOptions = {}): Promise<Task[]> {
-  const perKind = options.perKind ?? 100;
+  const perKind = options.perKind ?? MAKE_TASKS_DEFAULTS.perKind;
   const parser = options.parser ?? new SourceParser();
   const builtins = builtinNames();
   const repository = path.basename(path.resolve(root));
@@ -289,7 +292,7 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
     if (!options.parser) parser.dispose();
   }
 
-  const next = random(options.seed ?? 42);
+  const next = random(options.seed ?? MAKE_TASKS_DEFAULTS.seed);
   const tasks: Task[] = [];
   for (const kind of ['cross', 'infile'] as const) {
     for (const c of sample(found[kind], perKind, next)) tasks.push(toTask(c, kind, texts.get(c.file)!, repository));

@@ -9,8 +9,9 @@
 import { existsSync, promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { GgufType, readGguf, type GgufValue } from '../model/gguf';
-import { writeGgufStreamed, type GgufKv, type StreamedTensor } from '../model/ggufWriter';
+import { readGguf, type GgufValue } from '../model/gguf';
+import { kv, writeGgufStreamed, type GgufKv, type StreamedTensor } from '../model/convert/ggufWriter';
+import { f32ToF16, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, Q8_0_BLOCK_BYTES } from '../model/convert/numbers';
 
 export interface ModelShape {
   name: string;
@@ -30,11 +31,6 @@ export interface ModelShape {
 
 /** Bumped when the files this module writes change, so that cached files are rewritten. */
 const SHAPE_VERSION = 1;
-const Q8_0_BLOCK = 32;
-/** ggml's Q8_0 block: an f16 scale and 32 int8 quants. */
-const Q8_0_BLOCK_BYTES = 34;
-const GGML_F32 = 0;
-const GGML_Q8_0 = 8;
 /** llama_ftype LLAMA_FTYPE_MOSTLY_Q8_0. */
 const FILE_TYPE_Q8_0 = 7;
 const TOKEN_TYPE_CONTROL = 3;
@@ -173,7 +169,7 @@ export function shapeBytes(shape: ModelShape): number {
   const headDim = d / shape.heads;
   const perLayer = d * d * 2 + 2 * d * shape.kvHeads * headDim + 3 * d * shape.feedForward;
   const matrices = shape.layers * perLayer + d * shape.vocab * (shape.tied ? 1 : 2);
-  return (matrices / Q8_0_BLOCK) * Q8_0_BLOCK_BYTES;
+  return outputBytes('Q8_0', matrices);
 }
 
 /**
@@ -224,9 +220,7 @@ async function isCurrent(file: string, shape: ModelShape): Promise<boolean> {
 }
 
 function shapeKvs(shape: ModelShape): GgufKv[] {
-  const u32 = (key: string, value: number): GgufKv => ({ key, type: { type: GgufType.UINT32 }, value });
-  const f32 = (key: string, value: number): GgufKv => ({ key, type: { type: GgufType.FLOAT32 }, value });
-  const str = (key: string, value: string): GgufKv => ({ key, type: { type: GgufType.STRING }, value });
+  const { u32, f32, str } = kv;
   return [
     str('general.name', `repogate-shape ${shape.name}`),
     str(
@@ -234,7 +228,7 @@ function shapeKvs(shape: ModelShape): GgufKv[] {
       `TIMING ONLY: random weights with the dimensions of ${shape.of}; writes noise. Made by RepoGate for speed benchmarks.`,
     ),
     u32('general.file_type', FILE_TYPE_Q8_0),
-    { key: 'repogate.timing_only', type: { type: GgufType.BOOL }, value: true },
+    kv.bool('repogate.timing_only', true),
     str('repogate.shape', shape.name),
     u32('repogate.shape_version', SHAPE_VERSION),
     u32('llama.context_length', shape.contextLength),
@@ -257,7 +251,7 @@ function shapeTensors(shape: ModelShape, silentRows: ReadonlySet<number>): Strea
   const norm = (name: string): StreamedTensor => {
     const ones = Buffer.alloc(d * 4);
     for (let i = 0; i < d; i++) ones.writeFloatLE(1, i * 4);
-    return { name, dims: [d], type: GGML_F32, bytes: ones.length, data: () => [ones] };
+    return { name, dims: [d], type: GGML_TYPE_ID.F32, bytes: ones.length, data: () => [ones] };
   };
   const out: StreamedTensor[] = [q8Matrix('token_embd.weight', d, shape.vocab, shape.tied ? silentRows : undefined)];
   for (let i = 0; i < shape.layers; i++) {
@@ -286,7 +280,7 @@ function template(fanIn: number): Buffer {
   let buf = templates.get(fanIn);
   if (buf) return buf;
   buf = Buffer.alloc(TEMPLATE_BLOCKS * Q8_0_BLOCK_BYTES);
-  const scale = toHalf(1 / (Math.sqrt(fanIn) * QUANT_STD));
+  const scale = f32ToF16(1 / (Math.sqrt(fanIn) * QUANT_STD));
   let state = 0x9e3779b9 ^ fanIn; // xorshift32: the same file every time
   for (let b = 0; b < TEMPLATE_BLOCKS; b++) {
     const at = b * Q8_0_BLOCK_BYTES;
@@ -308,7 +302,7 @@ function q8Matrix(name: string, cols: number, rows: number, zeroRows?: ReadonlyS
   return {
     name,
     dims: [cols, rows],
-    type: GGML_Q8_0,
+    type: GGML_TYPE_ID.Q8_0,
     bytes: rowBytes * rows,
     *data() {
       const random = template(cols);
@@ -333,13 +327,4 @@ function q8Matrix(name: string, cols: number, rows: number, zeroRows?: ReadonlyS
       }
     },
   };
-}
-
-/** IEEE 754 half precision bits of a small positive normal number. */
-function toHalf(value: number): number {
-  const f = new Float32Array([value]);
-  const bits = new Uint32Array(f.buffer)[0];
-  const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
-  if (exponent <= 0 || exponent >= 31) throw new Error(`scale ${value} is outside half precision's normal range`);
-  return (exponent << 10) | ((bits >>> 13) & 0x3ff);
 }

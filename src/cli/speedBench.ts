@@ -119,7 +119,7 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
         gate,
         retrieve: retrieveFn,
         budget: { generationTokens: REPLAY_GENERATION_TOKENS },
-        contextChars: CC_CHARS,
+        contextBudget: CC_CHARS,
       });
       const result = await typeAlong(model, engine, lines, options.keystrokes);
       options.log(`${gate}: ${JSON.stringify(result.score)}`);

@@ -3,6 +3,7 @@ import * as path from 'path';
 import { cacheDirFor } from '../index/persist';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, type BuildReport } from '../index/workspace';
+import { repositoryDir } from './inputs';
 
 export interface OpenOptions {
   cacheBase?: string;
@@ -12,7 +13,7 @@ export interface OpenOptions {
 
 /** The CLI's index: persisted under ~/.cache/repogate (or --cache), progress on stderr. */
 export async function openIndex(dir: string, options: OpenOptions = {}): Promise<{ index: RepoIndex; report: BuildReport }> {
-  const root = path.resolve(dir);
+  const root = await repositoryDir(dir);
   const index = new RepoIndex(root);
   const cacheBase = options.cacheBase ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'repogate');
   let lastPrint = 0;
@@ -31,13 +32,6 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   });
   if (report.saveError && !options.quiet) process.stderr.write(`warning: index cache not saved: ${report.saveError}\n`);
   return { index, report };
-}
-
-/** `file:line:col` with one-based line and column, as editors print them. */
-export function parsePosition(spec: string): { file: string; line: number; character: number } {
-  const match = /^(.*):(\d+):(\d+)$/.exec(spec);
-  if (!match) throw new Error(`expected <file>:<line>:<col>, got "${spec}"`);
-  return { file: match[1], line: Number(match[2]) - 1, character: Number(match[3]) - 1 };
 }
 
 export function peakRssMb(): number {

@@ -1,15 +1,15 @@
 /**
- * One completion, end to end (DESIGN.md "The flow of one completion"): cut the prompt to its token budget,
+ * One completion, end to end (docs/architecture.md, "The flow of one completion"): cut the prompt to its token budget,
  * ask the gate, retrieve and pack cross-file context only when it fires, generate with streaming and abort,
  * post-process. With a gate-token model the gate prefix is evaluated once: generation continues the same
  * KV-cache sequence with `<cc>CC<fim_middle>` or `<fim_middle>`.
  */
+import { DEFAULTS } from '../defaults';
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
 import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
-import type { CodeModel } from '../model/codeModel';
 import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
-import type { GenerateResult } from '../model/fimSession';
 import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, leftEnd, type PromptBudget, type PromptLayout } from '../model/promptBudget';
+import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from './document';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
@@ -17,19 +17,19 @@ import { firstLineReady, postprocess, type CompletionMode, type PostprocessConte
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
 
 export interface EngineOptions {
-  generator: CodeModel;
+  generator: TokenModel;
   /** A small `<cc>` model that decides for a generator without a gate token (Repoformer §5.3). */
-  policyModel?: CodeModel;
+  policyModel?: TokenModel;
   /** Absent where the workspace may not be read (untrusted): completions without retrieval. */
   retrieve?: RetrieveFn;
   gate: GatePolicyName;
   /** Overrides the model's recommended threshold (line mode); multi-line uses 0.75 of it, as 0.15 is to 0.2. */
-  threshold?: number;
+  gateThreshold?: number;
   budget?: Partial<PromptBudget>;
   /** Most lines of a multi-line completion. */
   maxLines?: number;
   /** Characters of packed context asked from retrieval before the token cap applies. */
-  contextChars?: number;
+  contextBudget?: number;
   heuristic?: HeuristicModel;
   /**
    * Longest expected evaluation of a request's uncached prompt before the prompt is cut shorter and grown in the
@@ -85,8 +85,6 @@ export interface CompleteOptions {
 /** Tokens of the draft the heuristic gate generates without retrieval. */
 const DRAFT_TOKENS = 8;
 const MULTILINE_GENERATION_TOKENS = 256;
-const DEFAULT_MAX_LINES = 8;
-const DEFAULT_CONTEXT_CHARS = 2000;
 const REPOFORMER_LINE_THRESHOLD = 0.2;
 /** A prompt whose uncached part would take longer to evaluate is cut shorter: a suggestion within about a second. */
 const FIRST_PROMPT_MS = 700;
@@ -128,7 +126,7 @@ interface KvState {
   grown: Promise<void>;
 }
 
-const kvStates = new WeakMap<CodeModel, KvState>();
+const kvStates = new WeakMap<TokenModel, KvState>();
 
 /** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
 export function detectMode(text: string, cursor: Cursor): CompletionMode {
@@ -148,7 +146,7 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   get thresholds(): GateThresholds {
-    const line = this.options.threshold ?? this.gateModel()?.info.gateThreshold ?? REPOFORMER_LINE_THRESHOLD;
+    const line = this.options.gateThreshold ?? this.gateModel()?.info.gateThreshold ?? REPOFORMER_LINE_THRESHOLD;
     return { line, multiline: line * 0.75 };
   }
 
@@ -174,7 +172,7 @@ export class CompletionEngine implements CompletionBackend {
     });
     const plainTokens = (prompt: PromptInput): number[] => [...generator.promptTokens(renderPrompt(family, prompt)), ...typed];
     const { input, grow } = this.fitTime(generator, budget, cut, plainTokens);
-    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULT_MAX_LINES, specialTexts(family));
+    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULTS.maxLines, specialTexts(family));
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
     const plainPrompt = (): number[] => plainTokens(input);
     const policy = request.gate ?? this.options.gate;
@@ -194,7 +192,7 @@ export class CompletionEngine implements CompletionBackend {
         const probe = await gateModel.session.probe(tokens);
         evaluated += probe.evaluated;
         const cc = gateModel.info.family.ids.cc!;
-        return { probability: probe.probabilities.get(cc) ?? 0, source: gateModel === generator ? 'generator' : 'policy-model' };
+        return { probability: probabilityOf(probe, cc), source: gateModel === generator ? 'generator' : 'policy-model' };
       },
       heuristicFeatures: async () => {
         trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
@@ -293,10 +291,13 @@ export class CompletionEngine implements CompletionBackend {
    * re-evaluating what follows the cursor (the right context and the markers) would take longer than
    * LINE_LAYOUT_MS, the 'cursor' layout (the one FIM models are trained on) otherwise.
    */
-  private layout(generator: CodeModel, budget: PromptBudget): PromptLayout {
+  private layout(generator: TokenModel, budget: PromptBudget): PromptLayout {
     const chosen = this.options.layout ?? 'auto';
     if (chosen !== 'auto') return chosen;
-    const msPerToken = generator.session.promptMsPerToken;
+    // A server's prompt speed is not measured here: keep the layout the model was trained on.
+    const timed = timedSession(generator.session);
+    if (!timed) return 'cursor';
+    const msPerToken = timed.promptMsPerToken;
     if (msPerToken === undefined) return 'line';
     this.kv.layout ??= msPerToken * (budget.rightTokens + SPECIAL_TOKENS_AFTER_CURSOR) > LINE_LAYOUT_MS ? 'line' : 'cursor';
     return this.kv.layout;
@@ -309,18 +310,19 @@ export class CompletionEngine implements CompletionBackend {
    * into the cache in the background once the user pauses, so that later requests get the longer context.
    */
   private fitTime(
-    generator: CodeModel,
+    generator: TokenModel,
     budget: PromptBudget,
     cut: (leftTokens: number, rightTokens: number) => PromptInput,
     plainTokens: (input: PromptInput) => number[],
   ): { input: PromptInput; grow?: PromptInput } {
     const full = cut(budget.leftTokens, budget.rightTokens);
     const limitMs = this.options.firstPromptMs ?? FIRST_PROMPT_MS;
-    const msPerToken = generator.session.promptMsPerToken;
-    if (limitMs <= 0 || msPerToken === undefined) return { input: full };
+    const timed = timedSession(generator.session);
+    const msPerToken = timed?.promptMsPerToken;
+    if (!timed || limitMs <= 0 || msPerToken === undefined) return { input: full };
     const fits = (input: PromptInput): boolean => {
       const tokens = plainTokens(input);
-      return (tokens.length - generator.session.cachedPrefix(tokens)) * msPerToken <= limitMs;
+      return (tokens.length - timed.cachedPrefix(tokens)) * msPerToken <= limitMs;
     };
     if (fits(full)) return { input: full };
     let above = full;
@@ -332,11 +334,13 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /** After GROW_IDLE_MS without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
-  private scheduleGrowth(generator: CodeModel, tokens: number[]): void {
+  private scheduleGrowth(generator: TokenModel, tokens: number[]): void {
+    const timed = timedSession(generator.session);
+    if (!timed) return;
     const controller = new AbortController();
     this.kv.growth = controller;
     this.kv.grown = new Promise((resolve) => {
-      const timer = setTimeout(() => void generator.session.prefill(tokens, controller.signal).catch(() => false).then(() => resolve()), GROW_IDLE_MS);
+      const timer = setTimeout(() => void timed.prefill(tokens, controller.signal).catch(() => false).then(() => resolve()), GROW_IDLE_MS);
       controller.signal.addEventListener('abort', () => {
         clearTimeout(timer);
         resolve();
@@ -355,7 +359,7 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */
-  private gateModel(): CodeModel | undefined {
+  private gateModel(): TokenModel | undefined {
     if (this.options.generator.info.family.hasGate) return this.options.generator;
     return this.options.policyModel?.info.family.hasGate ? this.options.policyModel : undefined;
   }
@@ -368,7 +372,7 @@ export class CompletionEngine implements CompletionBackend {
       cursor: request.cursor,
       draft,
       recent: request.recent,
-      budget: this.options.contextChars ?? DEFAULT_CONTEXT_CHARS,
+      budget: this.options.contextBudget ?? DEFAULTS.contextBudget,
       names,
     });
   }

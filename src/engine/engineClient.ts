@@ -6,15 +6,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
+import { PendingRequests } from '../index/pendingRequests';
 import type { CompleteOptions, CompletionRequest, CompletionResult, RetrieveFn } from './completionEngine';
 import type { EngineSettings, FromEngine, FromLauncher, RemoteModelState, ToEngine, ToLauncher } from './engineProtocol';
 import type { ModelRequest } from './modelHost';
-
-interface Pending {
-  resolve(result: CompletionResult): void;
-  reject(error: Error): void;
-  onPartial?(text: string): void;
-}
 
 /** How long a disposing engine may take to release its models before it is killed. */
 const DISPOSE_TIMEOUT_MS = 3000;
@@ -68,8 +63,8 @@ class EngineProcess {
 
 export class EngineClient {
   private child: EngineProcess | undefined;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  /** Completions in flight, each with its streaming callback. */
+  private readonly pending = new PendingRequests<CompletionResult, CompleteOptions['onPartial']>();
   private settings: EngineSettings | undefined;
   private settled: ((state: RemoteModelState) => void)[] = [];
   private current: RemoteModelState = { kind: 'no-model' };
@@ -99,26 +94,17 @@ export class EngineClient {
   }
 
   complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
-    const id = this.nextId++;
-    return new Promise<CompletionResult>((resolve, reject) => {
-      const abort = (): void => {
+    let abort: (() => void) | undefined;
+    const result = this.pending.request((id) => {
+      abort = (): void => {
         if (this.pending.has(id)) this.send({ op: 'abort', id });
       };
       options.signal?.addEventListener('abort', abort, { once: true });
-      const settle = (): void => options.signal?.removeEventListener('abort', abort);
-      this.pending.set(id, {
-        resolve: (result) => {
-          settle();
-          resolve(result);
-        },
-        reject: (error) => {
-          settle();
-          reject(error);
-        },
-        onPartial: options.onPartial,
-      });
       this.send({ op: 'complete', id, request });
       if (options.signal?.aborted) abort();
+    }, options.onPartial);
+    return result.finally(() => {
+      if (abort) options.signal?.removeEventListener('abort', abort);
     });
   }
 
@@ -148,8 +134,7 @@ export class EngineClient {
         if (this.child !== child) return;
         this.child = undefined;
         const error = new Error(`the engine process exited (${reason})`);
-        for (const pending of this.pending.values()) pending.reject(error);
-        this.pending.clear();
+        this.pending.rejectAll(error);
         if (this.current.kind !== 'no-model') {
           this.setState({ kind: 'error', message: `${error.message}; the model was unloaded.`, hint: 'Reload the model (RepoGate: Select Model…) or see the log.' });
         }
@@ -166,15 +151,13 @@ export class EngineClient {
         this.setState(message.state);
         return;
       case 'partial':
-        this.pending.get(message.id)?.onPartial?.(message.text);
+        this.pending.extra(message.id)?.(message.text);
         return;
       case 'result':
-        this.pending.get(message.id)?.resolve(message.result);
-        this.pending.delete(message.id);
+        this.pending.resolve(message.id, message.result);
         return;
       case 'failed':
-        this.pending.get(message.id)?.reject(new Error(message.message));
-        this.pending.delete(message.id);
+        this.pending.reject(message.id, new Error(message.message));
         return;
       case 'retrieve':
         void this.answerRetrieval(message.id, message.request);

@@ -2,6 +2,8 @@
  * The engine process (forked by EngineClient): the models, the completion engine, and requests by id. A
  * completion's retrieval is asked of the parent, which holds the index client.
  */
+import { DEFAULTS } from '../defaults';
+import { PendingRequests } from '../index/pendingRequests';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import { CompletionEngine } from './completionEngine';
 import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
@@ -15,18 +17,14 @@ function remote(state: ModelState): RemoteModelState {
   return state.kind === 'ready' ? { kind: 'ready', generator: state.generator.info, policyModel: state.policyModel?.info } : state;
 }
 
-let settings: EngineSettings = { gate: 'token', retrieval: false };
+let settings: EngineSettings = { gate: DEFAULTS.gate, retrieval: false };
 const running = new Map<number, AbortController>();
-const retrievals = new Map<number, { resolve: (r: RetrievalResult) => void; reject: (e: Error) => void }>();
-let nextRetrieval = 1;
+/** Retrievals asked of the parent, which holds the index client. */
+const retrievals = new PendingRequests<RetrievalResult>();
 const models = new ModelHost((state) => send({ type: 'state', state: remote(state) }));
 
 function retrieve(request: RetrievalRequest): Promise<RetrievalResult> {
-  const id = nextRetrieval++;
-  return new Promise((resolve, reject) => {
-    retrievals.set(id, { resolve, reject });
-    send({ type: 'retrieve', id, request });
-  });
+  return retrievals.request((id) => send({ type: 'retrieve', id, request }), undefined);
 }
 
 function engine(): CompletionEngine | undefined {
@@ -37,10 +35,10 @@ function engine(): CompletionEngine | undefined {
     policyModel: state.policyModel,
     retrieve: settings.retrieval ? retrieve : undefined,
     gate: settings.gate,
-    threshold: settings.threshold,
+    gateThreshold: settings.gateThreshold,
     budget: settings.budget,
     maxLines: settings.maxLines,
-    contextChars: settings.contextChars,
+    contextBudget: settings.contextBudget,
   });
 }
 
@@ -75,10 +73,8 @@ process.on('message', (message: ToEngine) => {
       running.get(message.id)?.abort();
       return;
     case 'retrieved': {
-      const pending = retrievals.get(message.id);
-      retrievals.delete(message.id);
-      if (message.result) pending?.resolve(message.result);
-      else pending?.reject(new Error(message.error ?? 'retrieval failed'));
+      if (message.result) retrievals.resolve(message.id, message.result);
+      else retrievals.reject(message.id, new Error(message.error ?? 'retrieval failed'));
       return;
     }
     case 'dispose':

@@ -20,10 +20,10 @@ export type RemoteModelState =
 /** Engine options that can cross a process boundary (retrieval is a round trip to the editor side). */
 export interface EngineSettings {
   gate: GatePolicyName;
-  threshold?: number;
+  gateThreshold?: number;
   budget?: Partial<PromptBudget>;
   maxLines?: number;
-  contextChars?: number;
+  contextBudget?: number;
   retrieval: boolean;
 }
 

@@ -3,6 +3,12 @@ import type { ModelInfo } from '../model/codeModel';
 import type { CompletionResult } from './completionEngine';
 
 export function describeModel(info: ModelInfo): string {
+  if (info.server) {
+    const served = info.server.model ? ` (${info.server.model})` : '';
+    const health = info.server.problem ? `; failing: ${info.server.problem.message}` : '';
+    const where = `${info.server.engine} at ${info.server.url}${served}`;
+    return `${info.name ?? info.path} [${info.family.family.label}] on ${where}, context ${info.contextSize} tokens${health}`;
+  }
   const offload = info.backend === 'cpu' ? 'CPU' : `${info.backend.toUpperCase()}, ${info.gpuLayers}/${info.totalLayers} layers offloaded`;
   return `${info.name ?? info.path} [${info.family.family.label}] on ${offload}, ${info.threads} thread${info.threads === 1 ? '' : 's'}, context ${info.contextSize} tokens`;
 }

@@ -4,16 +4,20 @@
  * error, never a half-loaded model.
  */
 import { CodeModel, type ModelOptions } from '../model/codeModel';
+import { RemoteModel, type ServerOptions } from '../model/remote/remoteModel';
+import type { TokenModel } from '../model/tokenModel';
 
 export type ModelState =
   | { kind: 'no-model' }
   | { kind: 'loading'; path: string }
-  | { kind: 'ready'; generator: CodeModel; policyModel?: CodeModel }
+  | { kind: 'ready'; generator: TokenModel; policyModel?: TokenModel }
   | { kind: 'error'; message: string; hint?: string };
 
 export interface ModelRequest {
   generator?: ModelOptions;
   policyModel?: ModelOptions;
+  /** The generator runs on this server; `generator.modelPath` then names the GGUF whose vocabulary it shares. */
+  server?: ServerOptions;
 }
 
 export class ModelHost {
@@ -32,10 +36,13 @@ export class ModelHost {
     await this.release();
     if (!request.generator) return this.set({ kind: 'no-model' });
     this.set({ kind: 'loading', path: request.generator.modelPath });
-    let generator: CodeModel | undefined;
-    let policyModel: CodeModel | undefined;
+    let generator: TokenModel | undefined;
+    let policyModel: TokenModel | undefined;
     try {
-      generator = await CodeModel.load(request.generator);
+      // A server's failures change what the status bar says, not the state: the next request tries again.
+      generator = request.server
+        ? await RemoteModel.load(request.generator, request.server, () => this.onChange(this.current))
+        : await CodeModel.load(request.generator);
       policyModel = request.policyModel ? await CodeModel.load(request.policyModel) : undefined;
     } catch (error) {
       await generator?.dispose();

@@ -2,8 +2,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
+import { PendingRequests } from './pendingRequests';
 import type { IndexStats } from './repoIndex';
-import type { SkipReason } from './scan';
+import type { SkipReason } from './skipReason';
 import type { BuildOptions, BuildReport } from './workspace';
 
 /** Build options that can cross a thread boundary (no callbacks, no signal). */
@@ -18,11 +19,6 @@ export type IndexRequest =
   | { op: 'retrieve'; request: RetrievalRequest }
   | { op: 'stats' };
 
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
-
 function workerScript(): string {
   // Bundled next to the extension as indexWorker.js; compiled by tsc as worker.js beside this file.
   const bundled = path.join(__dirname, 'indexWorker.js');
@@ -35,8 +31,7 @@ function workerScript(): string {
  */
 export class IndexClient {
   private worker: Worker | undefined;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  private readonly requests = new PendingRequests<unknown>();
   onProgress: (done: number, total: number) => void = () => undefined;
 
   private ensureWorker(): Worker {
@@ -44,16 +39,12 @@ export class IndexClient {
     const worker = new Worker(workerScript());
     worker.on('message', (message: { id?: number; result?: unknown; error?: string; progress?: { done: number; total: number } }) => {
       if (message.progress) return this.onProgress(message.progress.done, message.progress.total);
-      const pending = this.pending.get(message.id!);
-      if (!pending) return;
-      this.pending.delete(message.id!);
-      if (message.error !== undefined) pending.reject(new Error(message.error));
-      else pending.resolve(message.result);
+      if (message.error !== undefined) this.requests.reject(message.id!, new Error(message.error));
+      else this.requests.resolve(message.id!, message.result);
     });
     const fail = (error: Error): void => {
       this.worker = undefined;
-      for (const pending of this.pending.values()) pending.reject(error);
-      this.pending.clear();
+      this.requests.rejectAll(error);
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`index worker exited with code ${code}`)));
@@ -63,11 +54,7 @@ export class IndexClient {
 
   private call<T>(request: IndexRequest): Promise<T> {
     const worker = this.ensureWorker();
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      worker.postMessage({ id, request });
-    });
+    return this.requests.request((id) => worker.postMessage({ id, request }), undefined) as Promise<T>;
   }
 
   build(options: WorkerBuildOptions): Promise<BuildReport> {

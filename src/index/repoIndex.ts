@@ -4,6 +4,7 @@ import { languageForPath } from './languages';
 import { LexicalIndex, type LexicalHit } from './lexical';
 import { SourceParser } from './parser';
 import { identifiers } from './tokenize';
+import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
 
@@ -249,9 +250,4 @@ function identifiersOf(facts: FileFacts): Set<string> {
   const names = new Set<string>();
   for (const chunk of facts.chunks) for (const name of identifiers(chunk.text)) names.add(name);
   return names;
-}
-
-function dirOf(filePath: string): string {
-  const slash = filePath.lastIndexOf('/');
-  return slash < 0 ? '' : filePath.slice(0, slash);
 }

@@ -1,6 +1,9 @@
 import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
-import { createPathFilter, DEFAULT_MAX_FILE_BYTES, readSourceFile, scanWorkspace, type PathFilter, type ScanOptions, type SkipReason, type SkippedPath } from './scan';
+import { createPathFilter, type PathFilter } from './ignoreRules';
+import { DEFAULT_MAX_FILE_BYTES, readSourceFile } from './readSource';
+import { scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
+import type { SkipReason } from './skipReason';
 import { INDEXED_EXTENSIONS } from './languages';
 import type { SourceParser } from './parser';
 

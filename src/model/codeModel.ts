@@ -1,11 +1,12 @@
 import * as os from 'os';
 import { LRUCache } from 'lru-cache';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import { detectFamily, type FamilyOptions, type PromptPiece, type ResolvedFamily } from './families';
+import { detectFamily, type FamilyOptions, type ResolvedFamily } from './families';
 import { FimSession } from './fimSession';
 import { controlTokens } from './gguf';
 import { checkModelFile, ModelFileError } from './modelFile';
 import { importNodeLlamaCpp } from './nodeLlamaCpp';
+import { TokenizingModel, type ServerInfo, type TokenModel } from './tokenModel';
 
 export interface ModelOptions extends FamilyOptions {
   modelPath: string;
@@ -29,7 +30,7 @@ const TOKEN_CACHE_ENTRIES = 64;
 const CALIBRATION_TEXT = 'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
 const CALIBRATION_TOKENS = 24;
 
-export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal';
+export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
 
 export interface ModelInfo {
   path: string;
@@ -44,6 +45,8 @@ export interface ModelInfo {
   /** The model's recommended gate threshold (repogate.gate_threshold), when it declares one. */
   gateThreshold?: number;
   loadMs: number;
+  /** Where the model runs when it is not in this process. */
+  server?: ServerInfo;
 }
 
 /** One thread per two cores, at least one: leaves the editor and the indexer a core on small machines. */
@@ -54,22 +57,33 @@ export function defaultThreads(): number {
 let sharedLlama: Promise<Llama> | undefined;
 
 /** One llama.cpp binding per process, with GPU offload (CUDA, Vulkan or Metal) when the machine has one. */
-function getSharedLlama(): Promise<Llama> {
+export function getSharedLlama(): Promise<Llama> {
   sharedLlama ??= importNodeLlamaCpp().then(({ getLlama }) => getLlama({ gpu: 'auto' }));
   return sharedLlama;
 }
 
-/** A loaded GGUF code model with its family, its context and one FIM session. */
-export class CodeModel {
-  private readonly tokenCache = new LRUCache<string, readonly number[]>({ max: TOKEN_CACHE_ENTRIES });
+/** Plain-text tokens (no special-token parsing), remembered for long texts. */
+function cachedTokenizer(model: LlamaModel): (text: string) => readonly number[] {
+  const cache = new LRUCache<string, readonly number[]>({ max: TOKEN_CACHE_ENTRIES });
+  return (text) => {
+    if (text.length < CACHED_TEXT_CHARS) return model.tokenize(text, false);
+    let tokens = cache.get(text);
+    if (!tokens) cache.set(text, (tokens = model.tokenize(text, false)));
+    return tokens;
+  };
+}
 
+/** A loaded GGUF code model with its family, its context and one FIM session. */
+export class CodeModel extends TokenizingModel implements TokenModel {
   private constructor(
     readonly info: ModelInfo,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     readonly session: FimSession,
-    private readonly bos: number | undefined,
-  ) {}
+    bos: number | undefined,
+  ) {
+    super(info.family, cachedTokenizer(model), bos);
+  }
 
   /**
    * Checks the file first (a clear ModelFileError for missing, non-GGUF, truncated, unsupported or FIM-less
@@ -117,40 +131,6 @@ export class CodeModel {
     await session.prefill(sample, new AbortController().signal);
     await session.reset();
     return new CodeModel(info, model, context, session, bos === undefined ? undefined : Number(bos));
-  }
-
-  /** A whole prompt: the family's pieces, after BOS when the model wants one (CodeLlama, DeepSeek-Coder, Codestral). */
-  promptTokens(pieces: readonly PromptPiece[]): number[] {
-    const tokens = this.tokenize(pieces);
-    return this.bos === undefined ? tokens : [this.bos, ...tokens];
-  }
-
-  /** Text pieces are tokenized as plain text (code that spells "<fim_prefix>" stays text); specials map to the family's ids. */
-  tokenize(pieces: readonly PromptPiece[]): number[] {
-    const out: number[] = [];
-    for (const piece of pieces) {
-      if ('text' in piece) {
-        // A loop, not push(...): a long file's tokens would overflow the call stack as arguments.
-        if (piece.text) for (const token of this.textTokens(piece.text)) out.push(token);
-        continue;
-      }
-      const id = this.info.family.ids[piece.special];
-      if (id === undefined) throw new Error(`${this.info.family.family.label} has no ${piece.special} token`);
-      out.push(id);
-    }
-    return out;
-  }
-
-  countTokens(text: string): number {
-    return text ? this.textTokens(text).length : 0;
-  }
-
-  /** Plain-text tokens (no special-token parsing), remembered for long texts. */
-  private textTokens(text: string): readonly number[] {
-    if (text.length < CACHED_TEXT_CHARS) return this.model.tokenize(text, false);
-    let tokens = this.tokenCache.get(text);
-    if (!tokens) this.tokenCache.set(text, (tokens = this.model.tokenize(text, false)));
-    return tokens;
   }
 
   async dispose(): Promise<void> {

@@ -91,6 +91,8 @@ export interface DownloadOptions {
   fileName?: string;
   /** Hex sha256 of the whole file. */
   sha256?: string;
+  /** Whether the file must be a GGUF (default true); false for the files of a checkpoint to convert. */
+  gguf?: boolean;
   /** Extra request headers, e.g. Authorization for a private mirror (HF_TOKEN is picked up by node-llama-cpp). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -178,7 +180,7 @@ export async function downloadModel(options: DownloadOptions): Promise<string> {
   }
 
   try {
-    if (!(await startsWithGgufMagic(partPath))) {
+    if (options.gguf !== false && !(await startsWithGgufMagic(partPath))) {
       await fs.rm(partPath, { force: true });
       throw new DownloadError(
         'not-gguf',
@@ -274,7 +276,7 @@ async function startsWithGgufMagic(file: string): Promise<boolean> {
   }
 }
 
-async function sha256File(file: string, signal: AbortSignal | undefined): Promise<string> {
+export async function sha256File(file: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(file), hash, { signal });
   return hash.digest('hex');

@@ -109,9 +109,9 @@ export const FAMILIES: readonly ModelFamily[] = [
     order: 'psm',
     context: 'gate',
     requires: ['cc', 'eof'],
-    // The same tokens as Repoformer; the project's own models say so in their metadata (tools/tiny-model/MODEL.md).
+    // The same tokens as Repoformer; the project's own models say so in their metadata (test/fixtures/models/repogate-tiny.md).
     metadata: { 'repogate.format': 'repoformer' },
-    source: `tools/tiny-model/MODEL.md and repogate.prompt_layout in the GGUF; ${REPOFORMER_SOURCE}`,
+    source: `test/fixtures/models/repogate-tiny.md and repogate.prompt_layout in the GGUF; ${REPOFORMER_SOURCE}`,
   },
   {
     id: 'repoformer',

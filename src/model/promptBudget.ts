@@ -4,6 +4,7 @@
  * The left cut moves in steps of whole line blocks, so while the user types it stays put and the start of the
  * prompt — the part the KV cache keeps — does not change.
  */
+import { DEFAULTS } from '../defaults';
 import type { Snippet } from '../retrieval/types';
 
 export interface PromptBudget {
@@ -15,7 +16,7 @@ export interface PromptBudget {
   generationTokens: number;
 }
 
-export const DEFAULT_BUDGET: PromptBudget = { leftTokens: 1536, rightTokens: 64, contextTokens: 512, generationTokens: 64 };
+export const DEFAULT_BUDGET: PromptBudget = { leftTokens: 1536, rightTokens: 64, contextTokens: DEFAULTS.contextTokens, generationTokens: 64 };
 
 /** Special tokens a prompt adds around its parts (prefix, suffix, eof, cc, middle, file separators). */
 const SPECIAL_ALLOWANCE = 16;

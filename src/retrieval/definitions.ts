@@ -1,3 +1,4 @@
+import { BUILTIN_TYPES } from '../index/builtins';
 import type { RepoIndex, SymbolRef } from '../index/repoIndex';
 import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
 import type { Anchor, RetrievalQuery } from './query';
@@ -23,14 +24,6 @@ const IMPORT_WEIGHT = 0.25;
 const MAX_MODULE_LINE = 90;
 const AMBIENT_WEIGHT = 0.45;
 const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
-
-const BUILTIN_TYPES = new Set([
-  'string', 'number', 'boolean', 'any', 'unknown', 'void', 'never', 'object', 'undefined', 'null', 'Promise',
-  'Array', 'Map', 'Set', 'Record', 'Partial', 'Readonly', 'Required', 'Pick', 'Omit', 'Date', 'Error', 'RegExp',
-  'Function', 'Object', 'String', 'Number', 'Boolean', 'int', 'str', 'float', 'bool', 'bytes', 'list', 'dict',
-  'None', 'Optional', 'List', 'Dict', 'Any', 'error', 'byte', 'rune', 'int64', 'int32', 'float64', 'uint',
-  'Self', 'Vec', 'Option', 'Result', 'Box', 'Integer', 'Long', 'Double', 'Iterable', 'Iterator', 'T', 'K', 'V',
-]);
 
 /**
  * Symbol-driven retrieval: resolves the identifiers around the cursor through the file's imports (with

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../defaults';
 import type { RepoIndex } from '../index/repoIndex';
 import { languageForPath } from '../index/languages';
 import type { Chunk, FileFacts } from '../index/types';
@@ -6,7 +7,7 @@ import { codeTerms, identifiers } from '../index/tokenize';
 import { DefinitionRetriever } from './definitions';
 import { packSnippets, type FirstPassLimits } from './pack';
 import { formQuery, jaccard, tokenSet, type RetrievalQuery } from './query';
-import { DEFAULT_BUDGET_CHARS, type RetrievalRequest, type RetrievalResult, type RetrieverName, type Snippet } from './types';
+import { type RetrievalRequest, type RetrievalResult, type RetrieverName, type Snippet } from './types';
 
 /** Reciprocal rank constant (Cormack et al.); small lists, so a small k sharpens the top. */
 const RRF_K = 10;
@@ -92,7 +93,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
     return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
   };
-  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULT_BUDGET_CHARS, priority, FIRST_PASS);
+  const { packed, dropped } = packSnippets(ranked, request.budget ?? DEFAULTS.contextBudget, priority, FIRST_PASS);
   const t6 = performance.now();
   return {
     snippets: packed,

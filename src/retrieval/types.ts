@@ -59,5 +59,3 @@ export interface RetrievalResult {
   /** The request's `names` that a file other than the request's declares. */
   declaredElsewhere?: string[];
 }
-
-export const DEFAULT_BUDGET_CHARS = 2000;

@@ -1,18 +1,31 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import { CompletionService } from '../engine/completionService';
 import { EngineClient } from '../engine/engineClient';
 import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../index/indexClient';
-import { DEFAULT_EXCLUDE_GLOBS } from '../index/scan';
+import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { InlineProvider } from './provider';
 import { readSettings, type RepoGateSettings } from './settings';
 import { StatusBar } from './statusBar';
 
 /** Settings whose change needs the models reloaded; the others apply to the next request. */
-const MODEL_SETTINGS = ['modelPath', 'policyModelPath', 'gpuLayers', 'threads', 'contextSize'];
+const MODEL_SETTINGS = [
+  'modelPath',
+  'policyModelPath',
+  'gpuLayers',
+  'threads',
+  'contextSize',
+  'engine',
+  'serverUrl',
+  'serverModel',
+];
+
+/** The inference server's API key in the editor's secret storage: never in settings, never in the log. */
+const API_KEY_SECRET = 'repogate.serverApiKey';
 
 /**
  * The composition root of the editor side: the index in a worker thread, the models and the completion engine
@@ -28,6 +41,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   let settings = readSettings();
   let indexing: { done: number; total: number } | undefined;
   let indexInfo: { files: number; symbols: number } | undefined;
+  let lastServerProblem: string | undefined;
 
   const render = (): void =>
     statusBar.render({ enabled: settings.enabled, model: engine.state, indexing, index: indexInfo, stats: service.stats.snapshot(), gate: settings.gate });
@@ -36,6 +50,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       render();
       if (state.kind === 'ready') log.info(`model ready: ${state.generator.path}: ${describeModel(state.generator)}, loaded in ${state.generator.loadMs.toFixed(0)} ms`);
       if (state.kind === 'error') log.error(`model error: ${state.message}`);
+      const problem = state.kind === 'ready' ? state.generator.server?.problem : undefined;
+      if (problem && problem.message !== lastServerProblem) {
+        log.error(`server: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`);
+      }
+      else if (!problem && lastServerProblem && state.kind === 'ready') log.info('server: answering again');
+      lastServerProblem = state.kind === 'ready' ? problem?.message : undefined;
     },
     (line) => log.trace(`engine: ${line}`),
   );
@@ -44,10 +64,10 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     engine.retrieve = retrieval ? client.retrieve.bind(client) : undefined;
     engine.configure({
       gate: settings.gate,
-      threshold: settings.threshold,
+      gateThreshold: settings.gateThreshold,
       budget: { contextTokens: settings.contextTokens },
       maxLines: settings.maxLines,
-      contextChars: settings.contextChars,
+      contextBudget: settings.contextBudget,
       retrieval,
     });
   };
@@ -61,7 +81,9 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   const loadModels = async (): Promise<void> => {
     service.abortInFlight();
     service.cache.clear();
-    const state = await engine.load(modelRequest(settings));
+    const request = modelRequest(settings);
+    if (request.server) request.server.apiKey = (await context.secrets.get(API_KEY_SECRET)) || undefined;
+    const state = await engine.load(request);
     if (state.kind === 'error') {
       const choice = await vscode.window.showErrorMessage(`RepoGate: ${state.message}`, 'Select Model…', 'Show Log');
       if (choice === 'Select Model…') await vscode.commands.executeCommand('repogate.selectModel');
@@ -71,7 +93,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
 
   const indexSettings = (): { excludeGlobs: string[]; secretGlobs: string[] } => {
     const c = vscode.workspace.getConfiguration('repogate');
-    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [])], secretGlobs: c.get<string[]>('secretGlobs', []) };
+    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])], secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]) };
   };
 
   const reindex = async (fresh: boolean): Promise<void> => {
@@ -131,6 +153,21 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     { dispose: () => void client.dispose() },
     { dispose: () => void engine.dispose() },
     ...registerCommands(host),
+    vscode.commands.registerCommand('repogate.setServerApiKey', async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'RepoGate: server API key',
+        prompt: 'Sent as a bearer token to "repogate.serverUrl"; kept in the secret storage. Empty removes it.',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key) await context.secrets.store(API_KEY_SECRET, key.trim());
+      else await context.secrets.delete(API_KEY_SECRET);
+      log.info(key ? 'server API key stored in the secret storage' : 'server API key removed');
+    }),
+    context.secrets.onDidChange((event) => {
+      if (event.key === API_KEY_SECRET && settings.engine !== 'local') void loadModels();
+    }),
     vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, provider),
     vscode.workspace.onDidChangeTextDocument(({ document, contentChanges }) => {
       if (contentChanges.length && document === vscode.window.activeTextEditor?.document) provider.noteKeystroke();
@@ -160,9 +197,14 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
 
 function modelRequest(settings: RepoGateSettings): ModelRequest {
   const common = { threads: settings.threads, gpuLayers: settings.gpuLayers, contextSize: settings.contextSize };
+  const server =
+    settings.engine === 'local'
+      ? undefined
+      : { engine: settings.engine, url: settings.serverUrl, model: settings.serverModel || undefined };
   return {
     generator: settings.modelPath ? { modelPath: settings.modelPath, ...common } : undefined,
     policyModel: settings.policyModelPath ? { modelPath: settings.policyModelPath, ...common } : undefined,
+    server,
   };
 }
 

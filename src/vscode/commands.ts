@@ -1,11 +1,13 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import type { CompletionService } from '../engine/completionService';
 import { explainCompletion } from '../engine/explain';
 import type { EngineClient } from '../engine/engineClient';
 import { GATE_POLICIES } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
+import { fetchAndConvert, REPOFORMER_SIZES, type RepoformerSize } from '../model/convert/hubCheckpoint';
 
 export interface CommandHost {
   context: vscode.ExtensionContext;
@@ -45,7 +47,7 @@ async function useDemoModel(host: CommandHost): Promise<void> {
 async function selectModel(host: CommandHost): Promise<void> {
   type Pick = vscode.QuickPickItem & { run(): Promise<void> };
   const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []);
-  const current = config().get<string>('modelPath', '');
+  const current = config().get<string>('modelPath', DEFAULTS.modelPath);
   const picks: Pick[] = [
     { label: '$(folder-opened) Browse for a GGUF file…', run: async () => {
       const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF models': ['gguf'] }, title: 'RepoGate: choose a FIM code model' });
@@ -66,13 +68,20 @@ function formatProgress(p: DownloadProgress): string {
 }
 
 async function downloadCommand(host: CommandHost): Promise<void> {
-  type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string };
+  type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string; repoformer?: RepoformerSize };
   const picks: Pick[] = [
     ...RECOMMENDED_MODELS.map((m): Pick => ({ label: m.label, description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`, detail: m.note, url: m.url, fileName: m.fileName, sha256: m.sha256 })),
+    ...REPOFORMER_SIZES.map((r): Pick => ({
+      label: `${r.label} (converted on this machine)`,
+      description: `${gb(r.parameters * 4)} download, ${gb((r.parameters * 34) / 32)} model`,
+      detail: 'Has the <cc> retrieval gate. Downloads the PyTorch checkpoint and converts it to GGUF (Q8_0) here.',
+      repoformer: r,
+    })),
     { label: '$(link) Custom URL…', detail: 'Any direct link to a .gguf file (e.g. a Hugging Face "resolve" URL)' },
   ];
   const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Download Model', placeHolder: 'Recommended fill-in-the-middle code models' });
   if (!picked) return;
+  if (picked.repoformer) return downloadRepoformer(host, picked.repoformer);
   const url = picked.url ?? (await vscode.window.showInputBox({ title: 'RepoGate: model URL', prompt: 'Direct URL of a .gguf file', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') }));
   if (!url) return;
   const directory = path.join(host.context.globalStorageUri.fsPath, 'models');
@@ -106,6 +115,72 @@ async function downloadCommand(host: CommandHost): Promise<void> {
   }
 }
 
+const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`;
+const STAGE_LABELS = { download: 'downloading', convert: 'converting', validate: 'checking' } as const;
+
+/** How long the engine may take to load a converted model (a 7B Q8_0 from a cold disk). */
+const VALIDATION_TIMEOUT_MS = 300_000;
+const ENGINE_POLL_MS = 250;
+
+/**
+ * Switches to the converted model and waits for the engine process to load it: ready with the <cc> gate, or the
+ * previous model back and an error.
+ */
+async function validateInEngine(host: CommandHost, modelPath: string): Promise<void> {
+  const previous = config().get<string>('modelPath', '');
+  const before = host.engine.state;
+  await useModel(host, modelPath); // the settings listener reloads the engine with it
+  const deadline = Date.now() + VALIDATION_TIMEOUT_MS;
+  let state = host.engine.state;
+  while (!(state !== before && state.kind !== 'loading') && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, ENGINE_POLL_MS));
+    state = host.engine.state;
+  }
+  if (state.kind === 'ready' && state.generator.path === modelPath && state.generator.family.hasGate) return;
+  await config().update('modelPath', previous, vscode.ConfigurationTarget.Global);
+  throw new Error(state.kind === 'error' ? state.message : 'the engine did not load it with its <cc> gate');
+}
+
+/** Download → convert → validate, then offer to delete the checkpoint (the GGUF is all RepoGate needs). */
+async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Promise<void> {
+  const models = path.join(host.context.globalStorageUri.fsPath, 'models');
+  const directory = path.join(models, `${size.id}-checkpoint`);
+  try {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `RepoGate: ${size.label}`, cancellable: true },
+      async (progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        return fetchAndConvert({
+          hubBaseUrl: config().get<string>('hubBaseUrl', DEFAULTS.hubBaseUrl), repo: size.repo, directory,
+          out: path.join(models, `${size.id}.q8_0.gguf`), signal: controller.signal,
+          onStage: (stage, detail) => {
+            host.log.info(`${size.id}: ${stage} ${detail}`);
+            progress.report({ message: `${STAGE_LABELS[stage]} ${path.basename(detail)}` });
+          },
+          onDownloadProgress: (p) => progress.report({ message: `${p.file}: ${formatProgress(p)}` }),
+          onConvertProgress: (p) =>
+            progress.report({ message: `converting: ${((100 * p.doneBytes) / p.totalBytes).toFixed(0)}%` }),
+          validate: (modelPath) => validateInEngine(host, modelPath),
+        });
+      },
+    );
+    const remove = `Delete the checkpoint (${gb(result.sourceBytes)})`;
+    const message = `RepoGate: converted ${size.label} and switched to it.`;
+    const choice = await vscode.window.showInformationMessage(message, remove, 'Keep it');
+    if (choice === remove) {
+      await vscode.workspace.fs.delete(vscode.Uri.file(result.sourceDirectory), { recursive: true });
+    }
+  } catch (error) {
+    const e = error as Error & { hint?: string };
+    host.log.error(`${size.id}: ${e.message}`);
+    const hint = e.hint ? ` ${e.hint}` : '';
+    void vscode.window.showErrorMessage(
+      `RepoGate: ${size.label} failed: ${e.message}${hint} Downloaded files are kept; starting again resumes.`,
+    );
+  }
+}
+
 async function explainLast(host: CommandHost): Promise<void> {
   const result = host.service.lastResult;
   const state = host.engine.state;
@@ -120,7 +195,7 @@ async function explainLast(host: CommandHost): Promise<void> {
 }
 
 async function selectGate(): Promise<void> {
-  const current = config().get<string>('gate', 'token');
+  const current = config().get<string>('gate', DEFAULTS.gate);
   const picked = await vscode.window.showQuickPick(
     GATE_POLICIES.map((g) => ({ label: g, description: g === current ? 'current' : undefined })),
     { title: 'RepoGate: gate policy', placeHolder: 'When to retrieve cross-file context' },
@@ -129,11 +204,11 @@ async function selectGate(): Promise<void> {
 }
 
 async function toggle(): Promise<void> {
-  await config().update('enabled', !config().get<boolean>('enabled', true), vscode.ConfigurationTarget.Global);
+  await config().update('enabled', !config().get<boolean>('enabled', DEFAULTS.enabled), vscode.ConfigurationTarget.Global);
 }
 
 async function menu(host: CommandHost): Promise<void> {
-  const enabled = config().get<boolean>('enabled', true);
+  const enabled = config().get<boolean>('enabled', DEFAULTS.enabled);
   const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
     { label: enabled ? '$(circle-slash) Disable completions' : '$(check) Enable completions', command: 'repogate.toggle' },
     { label: '$(refresh) Reindex repository', command: 'repogate.reindex' },

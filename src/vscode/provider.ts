@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { CompletionService } from '../engine/completionService';
-import { isSecretPath } from '../index/scan';
+import { isSecretPath } from '../index/secrets';
 import type { RecentFile } from '../retrieval/types';
 import type { RepoGateSettings } from './settings';
 

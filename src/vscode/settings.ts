@@ -1,18 +1,27 @@
 import * as vscode from 'vscode';
+import { DEFAULTS } from '../defaults';
 import type { GatePolicyName } from '../gate/gate';
 import { isGatePolicy } from '../gate/gate';
+import type { RemoteEngine } from '../model/tokenModel';
+
+export type EngineKind = 'local' | RemoteEngine;
+const ENGINES: readonly EngineKind[] = ['local', 'llama-server', 'openai-compatible'];
 
 export interface RepoGateSettings {
   enabled: boolean;
+  /** Where the model runs: in the editor's engine process, or on an inference server. */
+  engine: EngineKind;
+  serverUrl: string;
+  serverModel: string;
   modelPath: string;
   policyModelPath: string;
   gpuLayers: 'auto' | number;
   threads?: number;
   contextSize?: number;
   gate: GatePolicyName;
-  threshold?: number;
+  gateThreshold?: number;
   contextTokens: number;
-  contextChars: number;
+  contextBudget: number;
   debounceMs: number;
   maxLines: number;
   enabledLanguages: string[];
@@ -24,22 +33,26 @@ const positive = (value: number | undefined): number | undefined => (value && va
 
 export function readSettings(): RepoGateSettings {
   const c = vscode.workspace.getConfiguration('repogate');
-  const gpuLayers = c.get<string | number>('gpuLayers', 'auto');
-  const gate = c.get<string>('gate', 'token');
+  const gpuLayers = c.get<string | number>('gpuLayers', DEFAULTS.gpuLayers);
+  const gate = c.get<string>('gate', DEFAULTS.gate);
+  const engine = c.get<string>('engine', DEFAULTS.engine);
   return {
-    enabled: c.get<boolean>('enabled', true),
-    modelPath: c.get<string>('modelPath', '').trim(),
-    policyModelPath: c.get<string>('policyModelPath', '').trim(),
+    enabled: c.get<boolean>('enabled', DEFAULTS.enabled),
+    engine: ENGINES.find((e) => e === engine) ?? 'local',
+    serverUrl: c.get<string>('serverUrl', DEFAULTS.serverUrl).trim(),
+    serverModel: c.get<string>('serverModel', DEFAULTS.serverModel).trim(),
+    modelPath: c.get<string>('modelPath', DEFAULTS.modelPath).trim(),
+    policyModelPath: c.get<string>('policyModelPath', DEFAULTS.policyModelPath).trim(),
     gpuLayers: typeof gpuLayers === 'number' ? gpuLayers : gpuLayers === 'auto' || Number.isNaN(Number(gpuLayers)) ? 'auto' : Number(gpuLayers),
     threads: positive(c.get<number>('threads')),
     contextSize: positive(c.get<number>('contextSize')),
-    gate: isGatePolicy(gate) ? gate : 'token',
-    threshold: positive(c.get<number>('gateThreshold')),
-    contextTokens: c.get<number>('contextTokens', 512),
-    contextChars: c.get<number>('contextBudget', 2000),
-    debounceMs: c.get<number>('debounceMs', 120),
-    maxLines: c.get<number>('maxLines', 8),
-    enabledLanguages: c.get<string[]>('enabledLanguages', ['*']),
-    secretGlobs: c.get<string[]>('secretGlobs', []),
+    gate: isGatePolicy(gate) ? gate : DEFAULTS.gate,
+    gateThreshold: positive(c.get<number>('gateThreshold')),
+    contextTokens: c.get<number>('contextTokens', DEFAULTS.contextTokens),
+    contextBudget: c.get<number>('contextBudget', DEFAULTS.contextBudget),
+    debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),
+    maxLines: c.get<number>('maxLines', DEFAULTS.maxLines),
+    enabledLanguages: c.get<string[]>('enabledLanguages', [...DEFAULTS.enabledLanguages]),
+    secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
   };
 }

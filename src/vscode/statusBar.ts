@@ -55,6 +55,14 @@ export class StatusBar implements vscode.Disposable {
       item.text = '$(sync~spin) RepoGate: loading model';
       item.command = 'repogate.menu';
       tooltip.push(`Loading ${escape(s.model.path)}…`);
+    } else if (s.model.generator.server?.problem) {
+      // The server failed the latest request; the next one tries again, so this clears by itself.
+      const problem = s.model.generator.server.problem;
+      item.text = '$(warning) RepoGate: server';
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      item.command = 'repogate.showLog';
+      const hint = problem.hint ? `\n\n${escape(problem.hint)}` : '';
+      tooltip.push(`**Inference server** — ${escape(problem.message)}${hint}\n\nClick to open the log.`);
     } else if (s.indexing) {
       item.text = `$(sync~spin) RepoGate: indexing ${s.indexing.done}/${s.indexing.total}`;
       item.command = 'repogate.menu';

@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'fs';
 import { readGguf, type GgufHeader, type GgufTensorInfo } from '../../src/model/gguf';
-import { encodeGgufHeader, type GgufKv } from '../../src/model/ggufWriter';
+import { encodeGgufHeader, type GgufKv } from '../../src/model/convert/ggufWriter';
 
 export type { GgufKv };
 
@@ -13,7 +13,10 @@ export function kvsOf(header: GgufHeader): GgufKv[] {
   return [...header.metadata].map(([key, value]) => ({ key, value, type: header.metadataTypes.get(key)! }));
 }
 
-/** Writes header + KVs + tensor infos, then `data` — the tensor data section the tensor infos' offsets point into. */
+/**
+ * Writes header + KVs + tensor infos, pads to general.alignment, then appends `data` — the tensor data section,
+ * whose offsets the tensor infos already give relative to its start.
+ */
 export async function writeGguf(dest: string, kvs: GgufKv[], tensors: GgufTensorInfo[], data: Buffer): Promise<void> {
   await fs.writeFile(dest, Buffer.concat([encodeGgufHeader(kvs, tensors), data]));
 }

@@ -7,8 +7,29 @@ import * as path from 'path';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { importNodeLlamaCpp } from '../../src/model/nodeLlamaCpp';
 import { FIXTURES } from './fixtures';
+import { rewriteGguf } from './ggufWrite';
 
 export const TINY_MODEL = path.join(FIXTURES, 'models', 'repogate-tiny.gguf');
+
+/**
+ * The tiny model with <cc>/<eof> renamed and its repogate.* metadata removed, written to dest: a plain
+ * StarCoder-style FIM model without the gate.
+ */
+export async function writeGatelessTinyModel(dest: string): Promise<void> {
+  const rename = new Map([
+    ['<cc>', '<unused_a>'],
+    ['<eof>', '<unused_b>'],
+  ]);
+  await rewriteGguf(TINY_MODEL, dest, (kvs) =>
+    kvs
+      .filter((kv) => !kv.key.startsWith('repogate.'))
+      .map((kv) =>
+        kv.key === 'tokenizer.ggml.tokens'
+          ? { ...kv, value: (kv.value as string[]).map((t) => rename.get(t) ?? t) }
+          : kv,
+      ),
+  );
+}
 
 
 export interface TinyModel {

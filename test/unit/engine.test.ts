@@ -13,8 +13,7 @@ import { CodeModel } from '../../src/model/codeModel';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { RetrievalRequest } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
-import { rewriteGguf } from '../helpers/ggufWrite';
-import { TINY_MODEL } from '../helpers/tinyModel';
+import { TINY_MODEL, writeGatelessTinyModel } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
 
@@ -77,14 +76,14 @@ describe('completion engine with the tiny model', function () {
   });
 
   it('token: reads P(<cc>) once and retrieves iff it exceeds the threshold', async () => {
-    const open = await engine({ threshold: 0 }).complete(request);
+    const open = await engine({ gateThreshold: 0 }).complete(request);
     assert.equal(open.gate.policy, 'token');
     assert.equal(open.gate.source, 'generator');
     assert.ok(open.gate.score > 0 && open.gate.score < 1, `P(<cc>) ${open.gate.score}`);
     assert.equal(open.gate.fire, true);
     assert.equal(retrievals.length, 1);
     retrievals.length = 0;
-    const closed = await engine({ threshold: 1 }).complete(request);
+    const closed = await engine({ gateThreshold: 1 }).complete(request);
     assert.equal(closed.gate.fire, false);
     assert.equal(retrievals.length, 0);
     assert.ok(Math.abs(closed.gate.score - open.gate.score) < 1e-6, 'same prompt, same probability');
@@ -97,7 +96,7 @@ describe('completion engine with the tiny model', function () {
     await model.session.reset();
     const plain = await engine({ gate: 'never' }).complete(request);
     await model.session.reset();
-    const gated = await engine({ threshold: 1 }).complete(request);
+    const gated = await engine({ gateThreshold: 1 }).complete(request);
     assert.equal(gated.gate.fire, false);
     assert.equal(gated.prompt.tokens, plain.prompt.tokens, 'the same prompt as plain FIM');
     assert.equal(gated.prompt.evaluated, plain.prompt.evaluated, 'no second pass over the prompt');
@@ -116,14 +115,9 @@ describe('completion engine with the tiny model', function () {
   });
 
   it('a policy model decides for a generator without a gate token; without one, token falls back to the heuristic', async () => {
-    // The tiny model with <cc>/<eof> renamed and its repogate.* metadata removed: a plain StarCoder-style FIM model.
     const { dir, cleanup } = await tempDir();
     const plainPath = path.join(dir, 'no-gate.gguf');
-    await rewriteGguf(TINY_MODEL, plainPath, (kvs) =>
-      kvs
-        .filter((kv) => !kv.key.startsWith('repogate.'))
-        .map((kv) => (kv.key === 'tokenizer.ggml.tokens' ? { ...kv, value: (kv.value as string[]).map((t) => (t === '<cc>' ? '<unused_a>' : t === '<eof>' ? '<unused_b>' : t)) } : kv)),
-    );
+    await writeGatelessTinyModel(plainPath);
     const plain = await CodeModel.load({ modelPath: plainPath, threads: 1, gpuLayers: 0 });
     try {
       assert.equal(plain.info.family.hasGate, false);

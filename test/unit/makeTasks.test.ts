@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
-import { builtinNames } from '../../src/cli/builtins';
+import { builtinNames } from '../../src/index/builtins';
 import { isTaskSourcePath, makeTasks, scanIdentifiers, type Task } from '../../src/cli/makeTasks';
 import { languageForPath } from '../../src/index/languages';
 import { SourceParser } from '../../src/index/parser';

@@ -2,7 +2,8 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { loadProjectLayout, parseJsonc, resolveImport, type ProjectLayout } from '../../src/index/resolve';
+import { parseJsonc } from '../../src/index/jsonc';
+import { loadProjectLayout, resolveImport, type ProjectLayout } from '../../src/index/resolve';
 import type { LanguageId } from '../../src/index/types';
 
 /** A fixture repository on disk plus the in-memory file set the index would hold for it. */

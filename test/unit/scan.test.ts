@@ -2,14 +2,12 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import {
-  DEFAULT_SECRET_GLOBS,
-  createPathFilter,
-  decodeSource,
-  isSecretPath,
-  readSourceFile,
-  scanWorkspace,
-} from '../../src/index/scan';
+import { decodeSource } from '../../src/index/decode';
+import { DEFAULT_SECRET_GLOBS } from '../../src/index/defaultGlobs';
+import { createPathFilter } from '../../src/index/ignoreRules';
+import { readSourceFile } from '../../src/index/readSource';
+import { scanWorkspace } from '../../src/index/scan';
+import { isSecretPath } from '../../src/index/secrets';
 
 /** Writes `files` (relative path → contents) under a fresh temporary directory. */
 function makeTree(files: Record<string, string | Buffer>): string {

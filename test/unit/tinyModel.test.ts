@@ -1,9 +1,9 @@
 /**
- * The shipped tiny model (tools/tiny-model/MODEL.md) through node-llama-cpp 3.21.1 on the CPU, one thread:
- * it loads, its FIM and gate tokens are found by name, llama.cpp tokenizes exactly like the trainer, P(<cc>) is a
- * real probability that separates a cross-file prompt from a self-contained one. Plain softmax only, so every run
- * gives the same numbers. Not asserted, because the shipped model does not do it (MODEL.md "Limits"): that a CC
- * defining a function makes the completion name that function.
+ * The shipped tiny model (model card: test/fixtures/models/repogate-tiny.md) through node-llama-cpp 3.21.1 on the CPU,
+ * one thread: it loads, its FIM and gate tokens are found by name, llama.cpp tokenizes exactly like the trainer,
+ * P(<cc>) is a real probability that separates a cross-file prompt from a self-contained one. Plain softmax only, so
+ * every run gives the same numbers. Not asserted, because the shipped model does not do it (the model card's
+ * "Limits"): that a CC defining a function makes the completion name that function.
  */
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
@@ -85,7 +85,7 @@ describe('tiny model fixture (node-llama-cpp, CPU)', function () {
 
 // An Express route about to validate an order with imported helpers (their API lives in other files) against a
 // self-contained Fibonacci loop. The shipped model gives the first about four times the P(<cc>) of the second
-// (0.21 vs 0.05); MODEL.md lists the other crafted pairs and the held-out ROC AUC.
+// (0.21 vs 0.05); the model card gives the held-out ROC AUC.
 const CROSS_LEFT = [
   "import { Router } from 'express';",
   "import { OrderService } from '../services/orderService';",

@@ -1,9 +1,12 @@
 // `npm run bench:generation`: the generation benchmark — never / always / token / heuristic side by side (a
-// Repoformer Table 2 for our setting) with the bundled tiny model on the tiny model's held-out packages (MODEL.md),
+// Repoformer Table 2 for our setting) with the bundled tiny model on the tiny model's held-out packages
+// (test/fixtures/models/repogate-tiny.md),
 // one `repogate bench --model --gate` run per package on its `make-tasks` tasks, pooled into one table.
 // The packages come from the tiny model's corpus (tools/tiny-model/reproduce.sh step 1 builds it).
-// Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH]
-import { execFileSync } from 'child_process';
+// Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH] [-- --engine llama-server|openai-compatible
+// [--server URL]]: with an engine and no --server, a llama-server (tools/llama-server/build.sh) is started on
+// 127.0.0.1 with the same model, one thread and one slot, for the run.
+import { execFileSync, spawn } from 'child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
 import { join } from 'path';
@@ -12,6 +15,8 @@ import { cli, option, root } from './args.mjs';
 const perKind = option('--per-kind', '40');
 const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
 const corpus = option('--corpus', join(root, 'tools', 'tiny-model', 'work', 'corpus'));
+const engine = option('--engine', 'local');
+let server = option('--server', undefined);
 const HELD_OUT = ['ajv', 'luxon', 'mobx', 'postcss', 'semver', 'yaml'];
 const GATES = ['never', 'always', 'token', 'heuristic'];
 
@@ -26,13 +31,28 @@ const { rocAuc } = createRequire(import.meta.url)(join(root, 'out', 'src', 'cli'
 const out = join(root, '.bench', 'generation');
 mkdirSync(out, { recursive: true });
 
+let started;
+if (engine !== 'local' && !server) {
+  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim().split('\n').pop();
+  const port = String(18000 + Math.floor(Math.random() * 1000));
+  started = spawn(binary, ['-m', model, '--host', '127.0.0.1', '--port', port, '-t', '1', '-np', '1', '--no-webui'], { stdio: 'ignore' });
+  server = `http://127.0.0.1:${port}`;
+  process.on('exit', () => started.kill());
+  for (let i = 0; !(await fetch(`${server}/health`).then((r) => r.ok, () => false)); i++) {
+    if (i > 300 || started.exitCode !== null) throw new Error(`llama-server did not start on ${server}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+const engineArgs = engine === 'local' ? [] : ['--engine', engine, '--server', server];
+
 const reports = [];
 for (const name of HELD_OUT) {
   const tasks = join(out, `${name}-${perKind}.jsonl`);
   if (!existsSync(tasks)) execFileSync('node', [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')], { stdio: 'inherit' });
-  const json = execFileSync('node', [cli, 'bench', '--repo', join(corpus, name), '--tasks', tasks, '--model', model, '--gate', GATES.join(','), '--json'], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  const json = execFileSync('node', [cli, 'bench', '--repo', join(corpus, name), '--tasks', tasks, '--model', model, '--gate', GATES.join(','), ...engineArgs, '--json'], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
   reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
 }
+started?.kill();
 
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -43,7 +63,7 @@ const infile = reports.reduce((s, r) => s + r.tasks.infile, 0);
 const weighted = (gate, pick, weight) => reports.reduce((s, r) => s + pick(r) * weight(r), 0) / Math.max(1, reports.reduce((s, r) => s + weight(r), 0));
 const all = (r) => r.tasks.cross + r.tasks.infile;
 const lines = [
-  `held-out packages: ${HELD_OUT.join(', ')}; ${cross} cross + ${infile} infile tasks; model ${reports[0].model.family} on ${reports[0].model.backend}, ${reports[0].model.threads} thread(s)`,
+  `held-out packages: ${HELD_OUT.join(', ')}; ${cross} cross + ${infile} infile tasks; model ${reports[0].model.family} on ${engine === 'local' ? `${reports[0].model.backend}, ${reports[0].model.threads} thread(s)` : `${engine} at ${server}`}`,
   '',
   '| policy | retrieval rate cross | retrieval rate infile | gate AUC (all tasks pooled) | EM | ES | p50 ms | p95 ms |',
   '|---|---|---|---|---|---|---|---|',
@@ -61,4 +81,4 @@ for (const { name, typing: t } of reports) {
   if (t) lines.push(`  ${name}: ${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt: ${(t.evaluated_share_p50 * 100).toFixed(1)}% evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache ${t.cold_first_token_p50_ms} ms)`);
 }
 console.log(lines.join('\n'));
-writeFileSync(join(root, '.bench', 'generation-results.json'), JSON.stringify(reports, null, 2));
+writeFileSync(join(root, '.bench', `generation-results${engine === 'local' ? '' : `-${engine}`}.json`), JSON.stringify(reports, null, 2));

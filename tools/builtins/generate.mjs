@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes src/cli/builtins.json: every name declared by TypeScript's standard libraries
+// Writes src/index/builtins.json: every name declared by TypeScript's standard libraries
 // (node_modules/typescript/lib/lib.*.d.ts — es5…esnext, dom, webworker, decorators, scripthost) and by
 // @types/node, plus the JS/TS keywords. Benchmark task generation uses it so that a runtime API such as
 // `Array.push` or `console.log` never counts as a repository identifier.
@@ -92,6 +92,6 @@ for (let kind = ts.SyntaxKind.FirstKeyword; kind <= ts.SyntaxKind.LastKeyword; k
 names.add('globalThis');
 
 const sorted = [...names].sort();
-const target = path.join(root, 'src/cli/builtins.json');
+const target = path.join(root, 'src/index/builtins.json');
 fs.writeFileSync(target, JSON.stringify(sorted) + '\n');
 console.log(`${sorted.length} names from ${files.length} files → ${path.relative(root, target)}`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the end-to-end test needs (see ../../../shared/FACTS.md, "Running a real VS Code offline"):
+# Installs what the end-to-end test needs (test/e2e/README.md):
 # Debian's chromium and libkrb5-dev, and in a cache folder Node 24 from the npm registry plus code-server, which
 # must be built and run with Node 24. Idempotent: a complete cache is left alone, so only the first local run
 # pays the native builds (~5 min); CI starts from a clean clone and installs fresh.

@@ -9,7 +9,7 @@ esm), exact duplicates across the corpus (whitespace-normalised), and packages w
 import argparse, hashlib, json, os, re, shutil, sys
 
 ALLOWED = {'MIT', 'ISC', 'BSD-2-Clause', 'BSD-3-Clause', 'Apache-2.0', '0BSD', 'BSD'}
-# Kept for independent evaluation by the project (DESIGN.md) or pure type/compiler/binary packages.
+# Reserved for independent evaluation (docs/benchmarks.md) or pure type/compiler/binary packages.
 EXCLUDED = re.compile(r'^(hono|zod|drizzle-orm|@trpc/.*|typeorm|excalidraw|@excalidraw/.*|typescript|esbuild|@esbuild/.*|@types/.*|node-llama-cpp|@node-llama-cpp/.*)$')
 HELD_OUT = ['semver', 'ajv', 'mobx', 'postcss', 'luxon', 'yaml']
 SOURCE_EXT = ('.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs', '.jsx')

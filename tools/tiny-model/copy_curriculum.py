@@ -2,8 +2,8 @@
 
 A 4 M-parameter model trained on a few million tokens of natural FIM samples never forms the attention pattern
 that copying needs (find where the last tokens occur earlier, continue from there: an induction head), and real
-copy lessons are too sparse to start it (MODEL.md). These drills make copying the only way to lower the loss on
-many tokens at once (MODEL.md: on this budget they did not form one either):
+copy lessons are too sparse to start it (research/README.md). These drills make copying the only way to lower the loss on
+many tokens at once (research/README.md: on this budget they did not form one either):
 
 - `lines`: the CC is a window of a corpus file rendered as the runtime renders CC; the left context is the file
   up to a line inside that window, the middle the next lines. Every middle token is in the CC, right after

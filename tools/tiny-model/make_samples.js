@@ -5,7 +5,7 @@
 //   node make_samples.js CORPUS --split train   --out work/train.jsonl [--tasks-per-kind 40] [--spans-per-file 3]
 //   node make_samples.js CORPUS --split heldout --out work/eval.jsonl  [--tasks-per-kind 60] [--budget 800]
 //   node make_samples.js CORPUS --split train --tasks-per-kind 0 --spans-per-file 0 --ident-spans-per-file 4 \
-//     --out work/train-ident.jsonl                                  (copy lessons, MODEL.md)
+//     --out work/train-ident.jsonl                                  (copy lessons, research/README.md)
 //
 // One JSON object a line: {pkg, path, kind: cross|infile|span|ident, left, right, middle, cc, oracle_cc, novel, label}.
 // left/right/middle are the prompt around the cursor (right begins with the newline after the middle for

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Rebuilds test/fixtures/models/repogate-tiny.gguf from scratch on a 2-core CPU machine (see MODEL.md):
-# corpus -> tokenizer -> Repoformer samples (this project's retriever) -> two training stages -> GGUF export ->
-# tokenizer cases for the unit test -> export verification -> held-out evaluation. Seeds are fixed.
+# Rebuilds test/fixtures/models/repogate-tiny.gguf from scratch on a 2-core CPU machine (README.md; the model card is
+# test/fixtures/models/repogate-tiny.md): corpus -> tokenizer -> Repoformer samples (this project's retriever) ->
+# two training stages -> GGUF export -> tokenizer cases for the unit test -> export verification -> held-out evaluation. Seeds are fixed.
 # Needs: Node 20 with the project's dependencies installed (npm ci), Debian's python3-torch, python3-numpy and
 # libopenblas0-pthread (use /usr/bin/python3), the npm registry for the corpus packages.
 set -euo pipefail
@@ -12,7 +12,7 @@ export OPENBLAS_NUM_THREADS=1
 W=work
 mkdir -p $W/pkgs
 STAGE1_STEPS=${STAGE1_STEPS:-1300}
-STAGE2_STEPS=${STAGE2_STEPS:-0}  # the optional copy-curriculum stage (MODEL.md: it did not help; off)
+STAGE2_STEPS=${STAGE2_STEPS:-0}  # the optional oracle-CC stage (research/README.md: it did not help; off)
 
 # 1. Corpus: the exact corpus packages (lock file) plus the project's own node_modules.
 cp corpus-packages/package.json corpus-packages/package-lock.json $W/pkgs/

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Trains several recipes at once on one GPU and compares them on the held-out packages (torch; evaluate.py
-# --ckpt, copy_probe.py), to find a recipe worth the 2-core CPU run that builds the fixture (reproduce.sh).
+# --ckpt, research/copy_probe.py), to find a recipe worth the 2-core CPU run that builds the fixture (reproduce.sh).
 # The GPU runs the same steps as the CPU would (train.py --device cuda); only float sums differ.
-#   bash gpu_sweep.sh DATA.tar.gz sweeps/NAME.txt OUTDIR [MAX_MINUTES] [KEEP]
+#   bash research/gpu_sweep.sh DATA.tar.gz research/sweeps/NAME.txt OUTDIR [MAX_MINUTES] [KEEP]
+# Runs in tools/tiny-model (the pipeline's scripts); relative paths are taken from there.
 # OUTDIR gets results.tgz (each variant's training log with its copy probe, and evaluate.py's report) and the
 # KEEP best checkpoints (by held-out gate AUC), matrices in f16 as the GGUF stores them.
 # DATA.tar.gz: work/{tokenizer.json,eval.jsonl,corpus/,*.jsonl} as reproduce.sh makes them (paths inside: work/...).
 # Variant file: one recipe a line, "name train.py-arguments" (without --tokenizer/--corpus/--out/--device).
 set -uo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
 DATA=$1 VARIANTS=$2 OUT=$3 MAX=${4:-5} KEEP=${5:-3}
 PY=${PY:-python3} DEVICE=${DEVICE:-cuda}
 RES=work/sweep-results
@@ -22,7 +23,7 @@ while read -r name args; do
       --max-minutes "$MAX" --out "work/$name.pt" $args > "$RES/$name.log" 2>&1
     $PY evaluate.py --ckpt "work/$name.pt" --device "$DEVICE" ${EVAL_ARGS:-} --tokenizer work/tokenizer.json --eval work/eval.jsonl \
       --out "$RES/$name.eval.json" > /dev/null 2>> "$RES/$name.log"
-    $PY copy_probe.py --tokenizer work/tokenizer.json --corpus work/corpus "work/$name.pt" >> "$RES/$name.log" 2>&1
+    $PY research/copy_probe.py --tokenizer work/tokenizer.json --corpus work/corpus "work/$name.pt" >> "$RES/$name.log" 2>&1
   ) &
 done < "$VARIANTS"
 wait

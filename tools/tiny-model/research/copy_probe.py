@@ -4,10 +4,13 @@ the middle of `lines` drills (lines that the CC holds verbatim), of `name` drill
 declares) and the second half of random-token repeats. A model that copies gets most of them; one that does not
 stays at what the code itself predicts (≈ 0.25, ≈ 0.08, 0).
 
-  python3 copy_probe.py --tokenizer work/tokenizer.json --corpus work/corpus work/stage1.pt [more.pt ...]
+  python3 research/copy_probe.py --tokenizer work/tokenizer.json --corpus work/corpus work/stage1.pt [more.pt ...]
 """
-import argparse, random, sys
+import argparse, os, random, sys
 import torch
+
+# The pipeline's modules live one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import copy_curriculum
 import torch_run
 from tok import Tokenizer
