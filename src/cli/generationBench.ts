@@ -84,7 +84,8 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
   const index = new RepoIndex(root);
   try {
     await buildIndex(index, { root, cacheDir, fresh: true });
-    const engine = new CompletionEngine({ generator, policyModel, gate: 'never', retrieve: async (request) => retrieve(index, request) });
+    // Every task starts from an empty cache, unlike typing: the time budget for cold prompts stays off here.
+    const engine = new CompletionEngine({ generator, policyModel, gate: 'never', retrieve: async (request) => retrieve(index, request), firstPromptMs: 0 });
     const results = new Map<GatePolicyName, { task: Task; result: CompletionResult }[]>(options.gates.map((g) => [g, []]));
     const features: { kind: string; features: HeuristicFeatures }[] = [];
     for (const [i, task] of tasks.entries()) {
@@ -167,6 +168,7 @@ async function measureTyping(generator: TokenModel, tasks: Task[]): Promise<Typi
     generator,
     gate: 'never',
     budget: { leftTokens: TYPING_PROMPT_TOKENS, contextTokens: 0, generationTokens: 16 },
+    firstPromptMs: 0,
   });
   const doc = taskDocument(task);
   const typed = task.groundtruth.slice(0, TYPED_CHARACTERS);

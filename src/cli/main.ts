@@ -6,7 +6,7 @@ import { renderCommentBlocks } from '../retrieval/verbalize';
 import { CompletionEngine } from '../engine/completionEngine';
 import { GATE_POLICIES, isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
-import { CodeModel } from '../model/codeModel';
+import { CodeModel, defaultThreads } from '../model/codeModel';
 import { convertCheckpoint } from '../model/convert';
 import { runBench } from './bench';
 import { runDemo } from './demo';
@@ -17,6 +17,8 @@ import { ENGINE_USAGE, loadGenerator, serverFromFlags } from './generator';
 import { MAKE_TASKS_DEFAULTS, makeTasks } from './makeTasks';
 import { cursorFile, repositoryDir, wholeNumber, writableFile } from './inputs';
 import { checkTasksFit, readTasks } from './taskFile';
+import { ensureShapeModel, shapeBytes, SHAPES } from './shapeModel';
+import { runSpeedBench } from './speedBench';
 import { openIndex, peakRssMb } from './workspaceIndex';
 
 const USAGE = `usage: repogate <command> [options]
@@ -44,6 +46,11 @@ const USAGE = `usage: repogate <command> [options]
   convert <checkpoint dir> --out model.gguf [--type q8_0|f16]
                                                  a GPTBigCode checkpoint (Repoformer, StarCoderBase: config.json,
                                                  .bin or .safetensors weights, tokenizer.json) to a starcoder GGUF
+  speed [--model PATH] [--repo DIR] [--threads N] [--context N] [--lines N] [--keystrokes N] [--json]
+                                                 the engine's speed with one model: load, forward floor, typing
+                                                 replay with and without cross-file context, gate cost
+  make-shape <name> [--out FILE] | make-shape --list
+                                                 a timing-only random-weight GGUF of a real model's exact shape
   ${ENGINE_USAGE}
 `;
 
@@ -72,6 +79,10 @@ const OPTIONS = {
   features: { type: 'string' },
   'skip-typing': { type: 'boolean', default: false },
   'cut-line': { type: 'boolean', default: false },
+  list: { type: 'boolean', default: false },
+  lines: { type: 'string', default: '6' },
+  keystrokes: { type: 'string', default: '12' },
+  context: { type: 'string' },
   type: { type: 'string', default: 'q8_0' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -240,6 +251,37 @@ async function main(argv: string[]): Promise<number> {
         `wrote ${result.out}: ${result.tensors} tensors, ${(result.bytes / 1e6).toFixed(1)} MB, ` +
           `${result.hasGate ? 'with' : 'without'} the <cc> gate, ${seconds} s, peak RSS ${Math.round(peakRssMb())} MB`,
       );
+      return 0;
+    }
+    case 'speed': {
+      noMoreThan(command, args, 0);
+      const report = await runSpeedBench({
+        modelPath: modelPath(values.model),
+        repo: values.repo ?? 'src',
+        threads: threads ?? defaultThreads(),
+        contextSize: wholeNumber('context', values.context, 1, 4096),
+        lines: wholeNumber('lines', values.lines, 1, 6)!,
+        keystrokes: wholeNumber('keystrokes', values.keystrokes, 1, 12)!,
+        log,
+      });
+      process.stdout.write(`${JSON.stringify(report, null, values.json ? undefined : 2)}\n`);
+      return 0;
+    }
+    case 'make-shape': {
+      if (values.list) {
+        for (const s of SHAPES) {
+          process.stdout.write(`${s.name.padEnd(22)} ${(shapeBytes(s) / 2 ** 30).toFixed(2)} GiB  ${s.of}\n`);
+        }
+        return 0;
+      }
+      if (!args[0]) throw new UsageError('make-shape needs a shape name', 'make-shape --list shows them.');
+      noMoreThan(command, args, 1);
+      const shape = SHAPES.find((known) => known.name === args[0]);
+      if (!shape) throw new UsageError(`${args[0]}: not a known shape`, `Known: ${SHAPES.map((k) => k.name).join(', ')}.`);
+      const started = performance.now();
+      const file = await ensureShapeModel(shape, modelPath(undefined), values.out);
+      log(`${shape.name}: ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      process.stdout.write(`${file}\n`);
       return 0;
     }
     default:

@@ -9,6 +9,9 @@ import { CursorCache, type CursorContext } from './cursorCache';
 import { offsetOf } from './document';
 import { CompletionStats } from './stats';
 
+/** A request cancelled sooner than this says nothing about the machine's speed (the user just typed on). */
+const MIN_WAIT_RECORDED_MS = 50;
+
 export interface ServedCompletion {
   text: string;
   source: 'cache' | 'model';
@@ -91,6 +94,9 @@ export class CompletionService {
         .then((result) => {
           signal?.removeEventListener('abort', onCancel);
           if (this.inFlight === flight) this.inFlight = undefined;
+          const waited = result.aborted && result.timings.totalMs >= MIN_WAIT_RECORDED_MS ? result.timings.totalMs : undefined;
+          const firstToken = result.timings.firstTokenMs ?? waited;
+          if (firstToken !== undefined) this.stats.recordFirstToken(firstToken);
           if (result.aborted) {
             this.stats.recordCancelled();
             answer('');

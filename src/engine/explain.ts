@@ -35,7 +35,8 @@ export function explainCompletion(model: ModelInfo, result: CompletionResult, po
   lines.push(`prompt: ${p.tokens} tokens (left ${p.leftTokens}, right ${p.rightTokens}, context ${p.contextTokens}); ${reuse}`);
   const t = result.timings;
   const first = t.firstTokenMs === undefined ? 'no token' : `${t.firstTokenMs.toFixed(0)} ms`;
-  lines.push(`timings: gate ${t.gateMs.toFixed(0)} ms, retrieval ${t.retrievalMs.toFixed(0)} ms, first token ${first}, total ${t.totalMs.toFixed(0)} ms`);
+  const speed = t.generationTokS === undefined ? '' : `, generation ${t.generationTokS.toFixed(1)} tokens/s`;
+  lines.push(`timings: gate ${t.gateMs.toFixed(0)} ms, retrieval ${t.retrievalMs.toFixed(0)} ms, first token ${first}, total ${t.totalMs.toFixed(0)} ms${speed}`);
   lines.push(`completion (${result.mode}${result.aborted ? ', aborted' : ''}):`);
   lines.push(result.text ? result.text : '(nothing usable: the model produced only whitespace, special tokens or a repeat of the code after the cursor)');
   return `${lines.join('\n')}\n`;

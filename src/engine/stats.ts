@@ -3,6 +3,9 @@ import type { GateDecision } from '../gate/gate';
 
 /** The retrieval rate is over this many recent model completions. */
 const WINDOW = 100;
+/** The first-token median is over this many recent requests, and needs at least FIRST_TOKEN_MIN of them. */
+const FIRST_TOKEN_WINDOW = 10;
+const FIRST_TOKEN_MIN = 5;
 
 export interface StatsSnapshot {
   /** Share of the recent model completions where the gate fired (undefined before the first). */
@@ -14,6 +17,8 @@ export interface StatsSnapshot {
   modelCalls: number;
   cacheHits: number;
   cancelled: number;
+  /** Median keystroke-to-first-token time of the recent model requests (after a few of them). */
+  firstTokenP50Ms?: number;
 }
 
 export class CompletionStats {
@@ -23,6 +28,7 @@ export class CompletionStats {
   private modelCalls = 0;
   private cacheHits = 0;
   private cancelled = 0;
+  private readonly firstTokens: number[] = [];
 
   recordModel(gate: GateDecision, latencyMs: number): void {
     this.modelCalls++;
@@ -41,6 +47,15 @@ export class CompletionStats {
     this.cancelled++;
   }
 
+  /**
+   * Time to the first token of a model request; for a request cancelled before its first token, the time it had
+   * waited (a lower bound: on a slow machine most requests end that way).
+   */
+  recordFirstToken(ms: number): void {
+    this.firstTokens.push(ms);
+    if (this.firstTokens.length > FIRST_TOKEN_WINDOW) this.firstTokens.shift();
+  }
+
   snapshot(): StatsSnapshot {
     const recentRetrievals = this.fired.filter(Boolean).length;
     return {
@@ -52,6 +67,12 @@ export class CompletionStats {
       modelCalls: this.modelCalls,
       cacheHits: this.cacheHits,
       cancelled: this.cancelled,
+      firstTokenP50Ms: this.firstTokens.length >= FIRST_TOKEN_MIN ? median(this.firstTokens) : undefined,
     };
   }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }

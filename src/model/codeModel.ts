@@ -1,4 +1,5 @@
 import * as os from 'os';
+import { LRUCache } from 'lru-cache';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { detectFamily, type FamilyOptions, type ResolvedFamily } from './families';
 import { FimSession } from './fimSession';
@@ -16,6 +17,18 @@ export interface ModelOptions extends FamilyOptions {
   /** Tokens of context; default the model's training context, at most 8,192. */
   contextSize?: number;
 }
+
+/**
+ * Texts at least this long are tokenized once and remembered: a request tokenizes its left context several times
+ * (the budget's search, the gate prefix, the prompt) and the next keystroke mostly the same texts again, which on
+ * a 2,000-line file cost tens of milliseconds each.
+ */
+const CACHED_TEXT_CHARS = 256;
+const TOKEN_CACHE_ENTRIES = 64;
+
+/** Code evaluated once at load to measure the prompt speed (long enough to fill CALIBRATION_TOKENS). */
+const CALIBRATION_TEXT = 'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
+const CALIBRATION_TOKENS = 24;
 
 export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
 
@@ -49,6 +62,17 @@ export function getSharedLlama(): Promise<Llama> {
   return sharedLlama;
 }
 
+/** Plain-text tokens (no special-token parsing), remembered for long texts. */
+function cachedTokenizer(model: LlamaModel): (text: string) => readonly number[] {
+  const cache = new LRUCache<string, readonly number[]>({ max: TOKEN_CACHE_ENTRIES });
+  return (text) => {
+    if (text.length < CACHED_TEXT_CHARS) return model.tokenize(text, false);
+    let tokens = cache.get(text);
+    if (!tokens) cache.set(text, (tokens = model.tokenize(text, false)));
+    return tokens;
+  };
+}
+
 /** A loaded GGUF code model with its family, its context and one FIM session. */
 export class CodeModel extends TokenizingModel implements TokenModel {
   private constructor(
@@ -58,7 +82,7 @@ export class CodeModel extends TokenizingModel implements TokenModel {
     readonly session: FimSession,
     bos: number | undefined,
   ) {
-    super(info.family, (text) => model.tokenize(text, false), bos);
+    super(info.family, cachedTokenizer(model), bos);
   }
 
   /**
@@ -101,7 +125,12 @@ export class CodeModel extends TokenizingModel implements TokenModel {
     };
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos ? model.tokens.bos ?? undefined : undefined;
-    return new CodeModel(info, model, context, new FimSession(model, context.getSequence()), bos === undefined ? undefined : Number(bos));
+    const session = new FimSession(model, context.getSequence());
+    // One short evaluation measures the prompt speed, so that the first request can already fit its time budget.
+    const sample = model.tokenize(CALIBRATION_TEXT, false).slice(0, CALIBRATION_TOKENS);
+    await session.prefill(sample, new AbortController().signal);
+    await session.reset();
+    return new CodeModel(info, model, context, session, bos === undefined ? undefined : Number(bos));
   }
 
   async dispose(): Promise<void> {

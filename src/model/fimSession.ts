@@ -39,8 +39,17 @@ export interface GenerateResult extends EvaluationCost {
  * evaluated, so a keystroke costs the changed tail, and a gate probe followed by generation on the same tokens
  * plus a continuation costs the continuation only.
  */
+/** Time of one background prefill step: a request arriving meanwhile waits for at most about this long. */
+const PREFILL_STEP_MS = 150;
+const MAX_PREFILL_STEP_TOKENS = 256;
+/** Evaluations of fewer tokens say little about prompt speed (fixed costs dominate). */
+const MIN_TIMED_TOKENS = 8;
+/** Weight of the newest measurement in the running prompt-speed estimate. */
+const SPEED_SMOOTHING = 0.3;
+
 export class FimSession {
   private tail: Promise<unknown> = Promise.resolve();
+  private msPerToken?: number;
 
   constructor(
     private readonly model: LlamaModel,
@@ -56,13 +65,45 @@ export class FimSession {
     return this.exclusive(() => this.sequence.clearHistory());
   }
 
+  /** Measured milliseconds per prompt token on this machine (undefined before the first measured evaluation). */
+  get promptMsPerToken(): number | undefined {
+    return this.msPerToken;
+  }
+
+  /** How many leading tokens of `tokens` the KV cache holds now (what a request for them would not evaluate). */
+  cachedPrefix(tokens: readonly number[]): number {
+    return tokens.length ? this.sequence.compareContextTokens(asTokens(tokens)).firstDifferentIndex : 0;
+  }
+
+  /**
+   * Evaluates `tokens` into the KV cache in small steps, stopping between steps when `signal` aborts: prompt
+   * growth in the background that a new request interrupts. Returns whether all of `tokens` are cached.
+   */
+  async prefill(tokens: readonly number[], signal: AbortSignal): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (signal.aborted) return false;
+      const { reused } = await this.align(tokens);
+      const step = Math.max(1, Math.min(MAX_PREFILL_STEP_TOKENS, Math.floor(PREFILL_STEP_MS / (this.msPerToken ?? 1))));
+      for (let at = reused; at < tokens.length; at += step) {
+        if (signal.aborted) return false;
+        const chunk = tokens.slice(at, at + step);
+        const started = performance.now();
+        await this.sequence.evaluateWithoutGeneratingNewTokens(asTokens(chunk));
+        this.timed(chunk.length, performance.now() - started);
+      }
+      return true;
+    });
+  }
+
   /** Evaluates `tokens` and returns the distribution of the token after them. */
   async probe(tokens: readonly number[]): Promise<ProbeResult> {
     return this.exclusive(async () => {
       const cost = await this.align(tokens);
       const rest = asTokens(tokens.slice(cost.reused));
       const input = rest.map((t, i) => (i === rest.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t));
+      const started = performance.now();
       const result = await this.sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+      this.timed(rest.length, performance.now() - started);
       const probabilities = result[rest.length - 1]?.next.probabilities;
       if (!probabilities) throw new Error('the model returned no next-token probabilities');
       return { ...cost, probabilities };
@@ -81,9 +122,13 @@ export class FimSession {
       if (options.signal?.aborted || options.maxTokens <= 0) {
         return { ...cost, text, tokens: out, confidences, stoppedBy: options.signal?.aborted ? 'abort' : 'max-tokens' };
       }
+      const evaluationStarted = performance.now();
       const stream = this.sequence.evaluateWithMetadata(asTokens(tokens.slice(cost.reused)), { confidence: true }, { temperature: 0 });
       for await (const { token, confidence } of stream) {
-        firstTokenAt ??= performance.now();
+        if (firstTokenAt === undefined) {
+          firstTokenAt = performance.now();
+          this.timed(cost.evaluated, firstTokenAt - evaluationStarted);
+        }
         if (options.stopIds.includes(token)) {
           stoppedBy = 'stop-token';
           break;
@@ -107,6 +152,12 @@ export class FimSession {
       }
       return { ...cost, text: this.model.detokenize(out, false), tokens: out, confidences, firstTokenAt, stoppedBy };
     });
+  }
+
+  private timed(tokens: number, ms: number): void {
+    if (tokens < MIN_TIMED_TOKENS) return;
+    const perToken = ms / tokens;
+    this.msPerToken = this.msPerToken === undefined ? perToken : this.msPerToken + SPEED_SMOOTHING * (perToken - this.msPerToken);
   }
 
   /** Drops what the cache holds after the prefix it shares with `tokens`; at least the last token is re-evaluated so its logits exist. */

@@ -27,6 +27,25 @@ const MAX_CHARS_PER_TOKEN = 12;
 
 export type TokenCounter = (text: string) => number;
 
+/**
+ * Where the typed part of the cursor's line goes. 'cursor': the left context ends at the cursor, so a keystroke
+ * changes the middle of the prompt and everything after it (the right context, the markers, any cross-file
+ * context) is evaluated again. 'line': the left context ends at the start of the cursor's line and the line's
+ * text up to the cursor follows the middle marker, as the start of the middle (llama.vscode's layout), so typing
+ * within a line only appends to the prompt. Families whose prompt ends with the prefix (suffix-first) need neither.
+ */
+export type PromptLayout = 'cursor' | 'line';
+
+/** A line longer than this stays in the left context: too long to re-tokenize per keystroke as the middle's start. */
+const MAX_TYPED_LINE_CHARS = 400;
+
+/** The offset where the left context ends under `layout`: the start of the cursor's line, or the cursor itself. */
+export function leftEnd(text: string, offset: number, layout: PromptLayout): number {
+  if (layout === 'cursor') return offset;
+  const lineStart = offset === 0 ? 0 : text.lastIndexOf('\n', offset - 1) + 1;
+  return offset - lineStart > MAX_TYPED_LINE_CHARS ? offset : lineStart;
+}
+
 /** The budget that fits a context window of `contextSize` tokens: the left context gives way first. */
 export function fitBudget(budget: PromptBudget, contextSize: number): PromptBudget {
   const generationTokens = Math.min(budget.generationTokens, Math.floor(contextSize / 4));

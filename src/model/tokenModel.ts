@@ -24,6 +24,24 @@ export interface TokenSession {
   generate(tokens: readonly number[], options: GenerateOptions): Promise<GenerateResult>;
 }
 
+/**
+ * A session on a local KV cache, which also measures its prompt speed and can fill its cache in the background:
+ * what the engine's time budget and 'line' layout choice need. A server's session offers none of it.
+ */
+export interface TimedSession extends TokenSession {
+  /** Milliseconds per prompt token measured on this machine (undefined before the first measured evaluation). */
+  readonly promptMsPerToken: number | undefined;
+  /** How many leading tokens of `tokens` the cache holds now. */
+  cachedPrefix(tokens: readonly number[]): number;
+  /** Evaluates `tokens` into the cache in steps, stopping when `signal` aborts; whether all of them are cached. */
+  prefill(tokens: readonly number[], signal: AbortSignal): Promise<boolean>;
+}
+
+/** The session as a TimedSession when it is one (a local model's), else undefined (a server's). */
+export function timedSession(session: TokenSession): TimedSession | undefined {
+  return 'prefill' in session && 'cachedPrefix' in session ? (session as TimedSession) : undefined;
+}
+
 export interface TokenModel {
   readonly info: ModelInfo;
   readonly session: TokenSession;
@@ -48,7 +66,7 @@ export function probabilityOf(probe: TokenProbe, id: number): number {
 export abstract class TokenizingModel {
   protected constructor(
     private readonly promptFamily: ResolvedFamily,
-    private readonly textTokens: (text: string) => number[],
+    private readonly textTokens: (text: string) => readonly number[],
     /** Prepended to whole prompts when the model asks for it (CodeLlama, DeepSeek-Coder, Codestral). */
     private readonly bos?: number,
   ) {}
@@ -63,7 +81,8 @@ export abstract class TokenizingModel {
     const out: number[] = [];
     for (const piece of pieces) {
       if ('text' in piece) {
-        if (piece.text) out.push(...this.textTokens(piece.text));
+        // A loop, not push(...): a long file's tokens would overflow the call stack as arguments.
+        if (piece.text) for (const token of this.textTokens(piece.text)) out.push(token);
         continue;
       }
       const id = this.promptFamily.ids[piece.special];

@@ -3,6 +3,9 @@ import type { StatsSnapshot } from '../engine/stats';
 import type { RemoteModelState } from '../engine/engineProtocol';
 import { describeModel } from '../engine/explain';
 
+/** Keystroke to first token beyond this is too late for ghost text to be useful (the issue's "say 1 s"). */
+const SLOW_FIRST_TOKEN_MS = 1000;
+
 export interface StatusInputs {
   enabled: boolean;
   model: RemoteModelState;
@@ -21,6 +24,8 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('repogate.status', vscode.StatusBarAlignment.Right, 100);
   /** The tooltip's source text, so that progress ticks (ten a second while indexing) do not rebuild it. */
   private tooltipSource = '';
+  /** The slow-machine warning is shown once per session. */
+  private warnedSlow = false;
 
   constructor() {
     this.item.name = 'RepoGate';
@@ -65,9 +70,15 @@ export class StatusBar implements vscode.Disposable {
     } else {
       const rate = s.stats.retrievalRate === undefined ? '–' : `${Math.round(s.stats.retrievalRate * 100)}%`;
       const latency = s.stats.lastLatencyMs === undefined ? '' : ` · ${Math.round(s.stats.lastLatencyMs)} ms`;
-      item.text = `$(database) RAG ${rate}${latency}`;
+      const slow = this.slowFirstToken(s);
+      item.text = `${slow === undefined ? '$(database)' : '$(watch)'} RAG ${rate}${latency}`;
       item.command = 'repogate.menu';
       tooltip.push('**RepoGate** — share of recent completions where the gate retrieved cross-file context.\n\n');
+      if (slow !== undefined) {
+        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        tooltip.push(`\n\n${escape(slowAdvice(slow))}`);
+        this.warnSlowOnce(slow);
+      }
     }
     tooltip.push(`\n\n${this.details(s)}`);
     const source = tooltip.join('');
@@ -84,6 +95,7 @@ export class StatusBar implements vscode.Disposable {
       `model calls ${st.modelCalls}, cache hits ${st.cacheHits}, cancelled ${st.cancelled}`,
       `last P(<cc>): ${st.lastGate && st.lastGate.source !== 'fixed' ? st.lastGate.score.toFixed(3) : '–'}`,
       `gate policy: ${s.gate}`,
+      `keystroke to first token (median of recent requests): ${st.firstTokenP50Ms === undefined ? '–' : `${Math.round(st.firstTokenP50Ms)} ms`}`,
     ];
     if (s.model.kind === 'ready') {
       rows.push(`model: ${escape(describeModel(s.model.generator))}`);
@@ -93,9 +105,32 @@ export class StatusBar implements vscode.Disposable {
     return rows.map((r) => `- ${r}`).join('\n');
   }
 
+  /** The median keystroke-to-first-token time when it is too slow for ghost text. */
+  private slowFirstToken(s: StatusInputs): number | undefined {
+    const ms = s.stats.firstTokenP50Ms;
+    return s.model.kind === 'ready' && ms !== undefined && ms > SLOW_FIRST_TOKEN_MS ? ms : undefined;
+  }
+
+  private warnSlowOnce(ms: number): void {
+    if (this.warnedSlow) return;
+    this.warnedSlow = true;
+    void vscode.window.showWarningMessage(`RepoGate: ${slowAdvice(ms)}`, 'Select Model…').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('repogate.selectModel');
+    });
+  }
+
   dispose(): void {
     this.item.dispose();
   }
+}
+
+/** What the slowness is, measured, and the ways out. */
+function slowAdvice(ms: number): string {
+  return (
+    `the model takes ${(ms / 1000).toFixed(1)} s from a keystroke to its first token on this machine (median of the ` +
+    'recent requests), too late for ghost text. Use a smaller model (Qwen2.5-Coder 0.5B or 1.5B), a GPU ' +
+    '("repogate.gpuLayers" with CUDA, Metal or Vulkan), or run the model on a faster machine as a server.'
+  );
 }
 
 function escape(text: string): string {

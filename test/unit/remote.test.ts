@@ -144,7 +144,9 @@ describe('remote engine on a real llama-server', function () {
     const results = [];
     for (const generator of [local, model] as TokenModel[]) {
       await generator.session.reset();
-      results.push(await new CompletionEngine({ generator, gate: 'token' }).complete(request));
+      // The same prompt on both sides: the local engine's layout and time budget follow its measured speed.
+      const engine = new CompletionEngine({ generator, gate: 'token', layout: 'cursor', firstPromptMs: 0 });
+      results.push(await engine.complete(request));
     }
     const [here, there] = results;
     assert.ok(

@@ -9,16 +9,9 @@
 import { execFileSync, spawn } from 'child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
-import { dirname, join } from 'path';
-import { fileURLToPath } from 'url';
+import { join } from 'path';
+import { cli, option, root } from './args.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cli = join(root, 'dist', 'cli.js');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const perKind = option('--per-kind', '40');
 const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
 const corpus = option('--corpus', join(root, 'tools', 'tiny-model', 'work', 'corpus'));

@@ -1,7 +1,9 @@
 /**
- * The GGUF v3 header as bytes: magic, counts, typed metadata and tensor infos, padded to general.alignment, so
- * that tensor data can follow it in a stream. Layout: see ../gguf.ts, whose reader reads what this writes.
+ * GGUF v3 writing: the header as bytes (magic, counts, typed metadata and tensor infos, padded to
+ * general.alignment), so that tensor data can follow it in a stream; and a whole file streamed tensor by tensor.
+ * Layout: see ../gguf.ts, whose reader reads what this writes.
  */
+import { promises as fs } from 'fs';
 import {
   GGUF_DEFAULT_ALIGNMENT,
   GGUF_MAGIC,
@@ -201,3 +203,52 @@ export const kv = {
     value,
   }),
 };
+
+/** A tensor to stream: its shape and type, its size in bytes, and its data as pieces produced on demand. */
+export interface StreamedTensor {
+  name: string;
+  dims: number[];
+  type: number;
+  bytes: number;
+  data(): Iterable<Buffer>;
+}
+
+/**
+ * Writes a GGUF whose tensor data is produced piece by piece. Each tensor starts at an aligned offset; the file
+ * is written under a temporary name and renamed when complete, so an interrupted write never looks finished.
+ */
+export async function writeGgufStreamed(
+  dest: string,
+  kvs: readonly GgufKv[],
+  tensors: readonly StreamedTensor[],
+): Promise<void> {
+  const align = alignmentOf(kvs);
+  const padded = (n: number): number => Math.ceil(n / align) * align;
+  let offset = 0;
+  const infos: GgufTensorInfo[] = tensors.map((t) => {
+    const info = { name: t.name, dims: t.dims, type: t.type, offset: BigInt(offset) };
+    offset += padded(t.bytes);
+    return info;
+  });
+  const partial = `${dest}.partial`;
+  const fh = await fs.open(partial, 'w');
+  try {
+    await fh.write(encodeGgufHeader(kvs, infos));
+    for (const tensor of tensors) {
+      let written = 0;
+      for (const piece of tensor.data()) {
+        await fh.write(piece);
+        written += piece.length;
+      }
+      if (written !== tensor.bytes)
+        throw new Error(`tensor ${tensor.name}: ${written} bytes written, ${tensor.bytes} declared`);
+      if (padded(written) > written) await fh.write(Buffer.alloc(padded(written) - written));
+    }
+  } catch (error) {
+    await fh.close();
+    await fs.rm(partial, { force: true });
+    throw error;
+  }
+  await fh.close();
+  await fs.rename(partial, dest);
+}

@@ -8,7 +8,8 @@ export type GgmlOutType = 'F32' | 'F16' | 'Q8_0';
 /** ggml_type ids (ggml.h). */
 export const GGML_TYPE_ID: Readonly<Record<GgmlOutType, number>> = { F32: 0, F16: 1, Q8_0: 8 };
 export const Q8_0_BLOCK = 32;
-const Q8_0_BLOCK_BYTES = 2 + Q8_0_BLOCK;
+/** ggml's Q8_0 block: an f16 scale and Q8_0_BLOCK int8 quants. */
+export const Q8_0_BLOCK_BYTES = 2 + Q8_0_BLOCK;
 
 export function outputBytes(type: GgmlOutType, elements: number): number {
   if (type === 'F32') return elements * 4;

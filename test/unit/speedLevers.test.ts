@@ -1,0 +1,128 @@
+/**
+ * The per-keystroke levers on the real tiny model: the 'line' layout (typing within a line appends to the prompt,
+ * so a keystroke evaluates a few tokens even with cross-file context, which is retrieved once per line), the time
+ * budget for cold prompts (a short prompt first, the full one grown into the cache during a pause), and the
+ * first-token statistics behind the slow-machine notice.
+ */
+import { strict as assert } from 'assert';
+import { promises as fs } from 'fs';
+import * as path from 'path';
+import { CompletionEngine, type CompletionRequest } from '../../src/engine/completionEngine';
+import { CompletionStats } from '../../src/engine/stats';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+import { CodeModel } from '../../src/model/codeModel';
+import { leftEnd } from '../../src/model/promptBudget';
+import { retrieve } from '../../src/retrieval/retrieve';
+import { SHOP } from '../helpers/fixtures';
+import { TINY_MODEL } from '../helpers/tinyModel';
+
+const FILE = 'src/services/userService.ts';
+const CURSOR_LINE = 8;
+
+describe('per-keystroke speed levers on the tiny model', function () {
+  this.timeout(180_000);
+  let model: CodeModel;
+  let index: RepoIndex;
+  let text: string;
+  let retrievals = 0;
+  const engine = (options: Partial<ConstructorParameters<typeof CompletionEngine>[0]> = {}): CompletionEngine =>
+    new CompletionEngine({
+      generator: model,
+      gate: 'never',
+      retrieve: async (r) => {
+        retrievals++;
+        return retrieve(index, r);
+      },
+      ...options,
+    });
+  /** The document while the cursor line is typed up to `column` (the rest of the line not yet there). */
+  const typedTo = (column: number): CompletionRequest => {
+    const lines = text.split('\n');
+    lines[CURSOR_LINE] = lines[CURSOR_LINE].slice(0, column);
+    return { path: FILE, text: lines.join('\n'), cursor: { line: CURSOR_LINE, character: column }, mode: 'line' };
+  };
+  const indent = (): number => text.split('\n')[CURSOR_LINE].search(/\S/);
+
+  before(async () => {
+    model = await CodeModel.load({ modelPath: TINY_MODEL, threads: 1, gpuLayers: 0 });
+    index = new RepoIndex(SHOP);
+    await buildIndex(index, { root: SHOP });
+    text = await fs.readFile(path.join(SHOP, FILE), 'utf8');
+  });
+  after(async () => {
+    index?.dispose();
+    await model?.dispose();
+  });
+
+  it('ends the left context at the line start, or at the cursor for the cursor layout and very long lines', () => {
+    const doc = 'a\n  const x = 1';
+    assert.equal(leftEnd(doc, doc.length, 'line'), 2);
+    assert.equal(leftEnd(doc, doc.length, 'cursor'), doc.length);
+    assert.equal(leftEnd(doc, 0, 'line'), 0);
+    const long = `a\n${'x'.repeat(1000)}`;
+    assert.equal(leftEnd(long, long.length, 'line'), long.length);
+  });
+
+  it('measures the prompt speed at load', () => {
+    const ms = model.session.promptMsPerToken;
+    assert.ok(ms !== undefined && ms > 0 && ms < 1000, `${ms} ms per token`);
+  });
+
+  for (const gate of ['never', 'always'] as const) {
+    it(`${gate}: a keystroke within a line evaluates a few tokens${gate === 'always' ? ', the context retrieved once per line' : ''}`, async () => {
+      await model.session.reset();
+      retrievals = 0;
+      const e = engine({ gate, firstPromptMs: 0, layout: 'line' });
+      const start = await e.complete(typedTo(indent() + 2));
+      const evaluated: number[] = [];
+      for (let k = 3; k <= 8; k++) evaluated.push((await e.complete(typedTo(indent() + k))).prompt.evaluated);
+      assert.ok(start.prompt.evaluated > 100, `the line start evaluates the prompt (${start.prompt.evaluated})`);
+      assert.ok(Math.max(...evaluated) <= 4, `keystrokes evaluated ${evaluated.join(', ')}`);
+      if (gate === 'always') {
+        assert.ok(start.prompt.contextTokens > 0);
+        assert.equal(retrievals, 1, 'retrieved at the line start only');
+      }
+    });
+  }
+
+  it('the cursor layout re-evaluates what follows the cursor on every keystroke', async () => {
+    await model.session.reset();
+    const e = engine({ firstPromptMs: 0, layout: 'cursor' });
+    await e.complete(typedTo(indent() + 2));
+    const next = await e.complete(typedTo(indent() + 3));
+    assert.ok(
+      next.prompt.evaluated > next.prompt.rightTokens,
+      `${next.prompt.evaluated} evaluated, right context ${next.prompt.rightTokens}`,
+    );
+  });
+
+  it('cuts a cold prompt to the time budget, then grows the cached prompt during a pause', async () => {
+    await model.session.reset();
+    const full = await engine({ firstPromptMs: 0, layout: 'line' }).complete(typedTo(indent() + 2));
+    await model.session.reset();
+    // A budget for about twenty tokens: a keystroke fits, the whole prompt does not.
+    const e = engine({ firstPromptMs: model.session.promptMsPerToken! * 20, layout: 'line' });
+    const quick = await e.complete(typedTo(indent() + 2));
+    assert.ok(
+      quick.prompt.tokens < full.prompt.tokens / 2,
+      `cut to ${quick.prompt.tokens} of ${full.prompt.tokens} tokens`,
+    );
+    await e.settled();
+    const grown = await e.complete(typedTo(indent() + 3));
+    // The full left context, with one more character typed (which may or may not add a token).
+    assert.ok(
+      Math.abs(grown.prompt.leftTokens - full.prompt.leftTokens) <= 1,
+      `${grown.prompt.leftTokens} vs ${full.prompt.leftTokens}`,
+    );
+    assert.ok(grown.prompt.evaluated <= 4, `${grown.prompt.evaluated} evaluated after the growth`);
+  });
+
+  it('reports the median first-token time after five requests (the slow-machine notice)', () => {
+    const stats = new CompletionStats();
+    for (const ms of [1200, 1500, 1300, 1400]) stats.recordFirstToken(ms);
+    assert.equal(stats.snapshot().firstTokenP50Ms, undefined);
+    stats.recordFirstToken(1100);
+    assert.equal(stats.snapshot().firstTokenP50Ms, 1300);
+  });
+});
