@@ -1,6 +1,8 @@
 import type { RepoIndex, SymbolRef } from '../index/repoIndex';
 import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
+import { snippetOf } from './chunkWindows';
 import type { Anchor, RetrievalQuery } from './query';
+import type { Retriever } from './retriever';
 
 /** A definition candidate before fusion. */
 export interface DefinitionHit {
@@ -31,6 +33,24 @@ const BUILTIN_TYPES = new Set([
   'None', 'Optional', 'List', 'Dict', 'Any', 'error', 'byte', 'rune', 'int64', 'int32', 'float64', 'uint',
   'Self', 'Vec', 'Option', 'Result', 'Box', 'Integer', 'Long', 'Double', 'Iterable', 'Iterator', 'T', 'K', 'V',
 ]);
+
+/**
+ * A definition scored at least this is a type (or an imported definition) named on the cursor's own line: the
+ * line is most likely to use its members, so it is never crowded out.
+ */
+export const STRONG_DEFINITION = 0.95;
+
+export const definitionRetriever: Retriever = {
+  name: 'definition',
+  costMs: 3,
+  retrieve({ index, facts, request, query }) {
+    return DefinitionRetriever.retrieve(index, facts, request.text, query).map(({ chunk, score, why }) => ({
+      key: chunk.id,
+      snippet: { ...snippetOf(chunk), retriever: 'definition' as const, why, score },
+      strong: score >= STRONG_DEFINITION,
+    }));
+  },
+};
 
 /**
  * Symbol-driven retrieval: resolves the identifiers around the cursor through the file's imports (with

@@ -90,6 +90,8 @@ export interface FirstPassLimits {
    * room of the next candidates. */
   outlineChars?: number;
   definitionChars?: number;
+  /** Candidates placed whole if they fit, whatever their path's share (the fusion's strong candidates). */
+  uncapped?: ReadonlySet<Snippet>;
 }
 
 /**
@@ -104,11 +106,12 @@ export function packSnippets(
   memberPriority?: (name: string) => number,
   firstPass: FirstPassLimits = {},
 ): { packed: Snippet[]; dropped: Snippet[] } {
-  const { shares = {}, outlineChars = Infinity, definitionChars = Infinity } = firstPass;
+  const { shares = {}, outlineChars = Infinity, definitionChars = Infinity, uncapped } = firstPass;
   const packed: Snippet[] = [];
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
-  const place = (original: Snippet, capped: boolean): boolean => {
+  const place = (original: Snippet, firstPass: boolean): boolean => {
+    const capped = firstPass && !uncapped?.has(original);
     const candidate = { ...original, text: dedent(original.text) };
     const overlaps = packed.some(
       (p) =>

@@ -25,14 +25,14 @@ describe('builtinNames', () => {
 });
 
 describe('isTaskSourcePath', () => {
-  it('keeps product TS/JS and drops tests, fixtures, declarations and other languages', () => {
-    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts']) {
+  it('keeps product TS/JS/Python/Go and drops tests, fixtures, declarations and other languages', () => {
+    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts', 'pkg/a.py', 'cmd/b.go']) {
       assert.ok(isTaskSourcePath(p), p);
     }
     for (const p of [
       'src/a.test.ts', 'src/a.spec.tsx', 'src/a.test-d.ts', 'test/a.ts', 'pkg/__tests__/a.ts', 'pkg/__mocks__/a.ts',
       'e2e/a.ts', 'packages/dts-test/a.ts', 'test/fixtures/a.ts', 'examples/a.ts', 'bench/a.ts', 'src/types.d.ts',
-      'src/a.py', 'README.md',
+      'tests/test_a.py', 'pkg/test_b.py', 'pkg/conftest.py', 'cmd/b_test.go', 'src/a.rs', 'README.md',
     ]) {
       assert.ok(!isTaskSourcePath(p), p);
     }

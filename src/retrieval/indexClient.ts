@@ -1,10 +1,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
-import type { IndexStats } from './repoIndex';
-import type { SkipReason } from './scan';
-import type { BuildOptions, BuildReport } from './workspace';
+import type { RetrievalRequest, RetrievalResult } from './types';
+import type { IndexStats } from '../index/repoIndex';
+import type { SkipReason } from '../index/scan';
+import type { BuildOptions, BuildReport } from '../index/workspace';
 
 /** Build options that can cross a thread boundary (no callbacks, no signal). */
 export type WorkerBuildOptions = Omit<BuildOptions, 'signal' | 'onProgress' | 'parser'>;
