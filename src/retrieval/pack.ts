@@ -90,7 +90,7 @@ export interface FirstPassLimits {
    * room of the next candidates. */
   outlineChars?: number;
   definitionChars?: number;
-  /** Candidates placed whole if they fit, whatever their path's share (the fusion's strong candidates). */
+  /** Candidates placed whatever their path's share (the fusion's strong candidates); the size limits still hold. */
   uncapped?: ReadonlySet<Snippet>;
 }
 
@@ -110,8 +110,8 @@ export function packSnippets(
   const packed: Snippet[] = [];
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
-  const place = (original: Snippet, firstPass: boolean): boolean => {
-    const capped = firstPass && !uncapped?.has(original);
+  const place = (original: Snippet, first: boolean): boolean => {
+    const shared = first && !uncapped?.has(original);
     const candidate = { ...original, text: dedent(original.text) };
     const overlaps = packed.some(
       (p) =>
@@ -120,8 +120,8 @@ export function packSnippets(
           unindented(candidate.text).includes(unindented(p.text))),
     );
     if (overlaps || left < 80) return false;
-    const cap = capped ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
-    const limit = !capped ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
+    const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
+    const limit = !first ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
     const room = Math.min(left, cap, limit) - candidate.path.length - 2;
     if (room < 60) return false;
     const text =
