@@ -64,13 +64,20 @@ export class WindowIndex {
   /** Live windows per token (postings may still hold dead slots): what decides which tokens propose. */
   private liveCount: number[] = [];
   private tokenNames: string[] = [];
-  /** Per slot: its sorted token ids, or undefined once removed. */
-  private slotTokens: (Int32Array | undefined)[] = [];
+  /** Every slot's sorted token ids, one after another (one typed array, not one object a window). */
+  private pool = new Int32Array(1 << 16);
+  private poolLength = 0;
+  private slotOffset: number[] = [];
+  private slotLength: number[] = [];
+  /** Per slot: its chunk, or undefined once removed. */
   private slotChunk: (Chunk | undefined)[] = [];
   private slotStart: number[] = [];
   private readonly chunkSlots = new Map<string, number[]>();
   private live = 0;
   private counts = new Uint16Array(0);
+
+  /** `compactAfter`: dead slots tolerated beyond the live ones before a compaction (small only in tests). */
+  constructor(private readonly compactAfter = 4096) {}
 
   get size(): number {
     return this.live;
@@ -84,8 +91,8 @@ export class WindowIndex {
       for (const start of windowStarts(lines.length)) {
         const ids = this.intern(identifiers(lines.slice(start, start + WINDOW_LINES).join('\n')));
         if (ids.length === 0) continue;
-        const slot = this.slotTokens.length;
-        this.slotTokens.push(ids);
+        const slot = this.slotChunk.length;
+        this.store(ids);
         this.slotChunk.push(chunk);
         this.slotStart.push(start);
         for (const id of ids) {
@@ -105,13 +112,13 @@ export class WindowIndex {
       if (!slots) continue;
       this.chunkSlots.delete(id);
       for (const slot of slots) {
-        for (const token of this.slotTokens[slot]!) this.liveCount[token]--;
-        this.slotTokens[slot] = undefined;
+        const end = this.slotOffset[slot] + this.slotLength[slot];
+        for (let i = this.slotOffset[slot]; i < end; i++) this.liveCount[this.pool[i]]--;
         this.slotChunk[slot] = undefined;
         this.live--;
       }
     }
-    if (this.slotTokens.length - this.live > Math.max(this.live, 4096)) this.compact();
+    if (this.slotChunk.length - this.live > Math.max(this.live, this.compactAfter)) this.compact();
   }
 
   /**
@@ -133,7 +140,7 @@ export class WindowIndex {
       .filter((id) => live[id] > 0 && live[id] <= proposerLimit)
       .sort((a, b) => live[a] - live[b] || compareText(this.tokenNames[a], this.tokenNames[b]));
     // Shared-token counts per slot in a reused typed array; `touched` lists the slots to reset afterwards.
-    if (this.counts.length < this.slotTokens.length) this.counts = new Uint16Array(this.slotTokens.length * 2);
+    if (this.counts.length < this.slotChunk.length) this.counts = new Uint16Array(this.slotChunk.length * 2);
     const counts = this.counts;
     const touched: number[] = [];
     let visits = 0;
@@ -144,7 +151,7 @@ export class WindowIndex {
       const length = this.postingLength[id];
       for (let i = 0; i < length; i++) {
         const slot = list[i];
-        if (!this.slotTokens[slot]) continue;
+        if (!this.slotChunk[slot]) continue;
         if (counts[slot]++ === 0) touched.push(slot);
       }
     }
@@ -155,9 +162,9 @@ export class WindowIndex {
     for (const slot of candidates) {
       const chunk = this.slotChunk[slot]!;
       if (skip?.(chunk)) continue;
-      const windowTokens = this.slotTokens[slot]!;
-      const common = intersectionSize(sortedQuery, windowTokens);
-      hits.push({ chunk, start: this.slotStart[slot], score: common / (querySize + windowTokens.length - common) });
+      const length = this.slotLength[slot];
+      const common = intersectionSize(sortedQuery, this.pool, this.slotOffset[slot], length);
+      hits.push({ chunk, start: this.slotStart[slot], score: common / (querySize + length - common) });
     }
     hits.sort((a, b) => b.score - a.score || comparePlaces(a.chunk, a.start, b.chunk, b.start));
     return hits.slice(0, limit);
@@ -193,23 +200,37 @@ export class WindowIndex {
     this.postingLength[id] = length + 1;
   }
 
-  /** Renumbers the live slots densely and rebuilds the postings without the dead ones. */
+  private store(ids: Int32Array): void {
+    if (this.poolLength + ids.length > this.pool.length) {
+      const grown = new Int32Array(Math.max(this.pool.length * 2, this.poolLength + ids.length));
+      grown.set(this.pool.subarray(0, this.poolLength));
+      this.pool = grown;
+    }
+    this.pool.set(ids, this.poolLength);
+    this.slotOffset.push(this.poolLength);
+    this.slotLength.push(ids.length);
+    this.poolLength += ids.length;
+  }
+
+  /** Renumbers the live slots densely and rebuilds the pool and the postings without the dead ones. */
   private compact(): void {
-    const tokens = this.slotTokens;
-    const chunks = this.slotChunk;
-    const starts = this.slotStart;
-    this.slotTokens = [];
+    const { pool, slotOffset, slotLength, slotChunk, slotStart } = this;
+    this.pool = new Int32Array(Math.max(1 << 16, this.poolLength));
+    this.poolLength = 0;
+    this.slotOffset = [];
+    this.slotLength = [];
     this.slotChunk = [];
     this.slotStart = [];
     this.postingLength = this.postingLength.map(() => 0);
-    const renumbered = new Int32Array(tokens.length).fill(-1);
-    tokens.forEach((ids, slot) => {
-      if (!ids) return;
-      const next = this.slotTokens.length;
+    const renumbered = new Int32Array(slotChunk.length).fill(-1);
+    slotChunk.forEach((chunk, slot) => {
+      if (!chunk) return;
+      const next = this.slotChunk.length;
       renumbered[slot] = next;
-      this.slotTokens.push(ids);
-      this.slotChunk.push(chunks[slot]);
-      this.slotStart.push(starts[slot]);
+      const ids = pool.subarray(slotOffset[slot], slotOffset[slot] + slotLength[slot]);
+      this.store(ids);
+      this.slotChunk.push(chunk);
+      this.slotStart.push(slotStart[slot]);
       for (const id of ids) this.post(id, next);
     });
     for (const slots of this.chunkSlots.values()) slots.forEach((slot, i) => (slots[i] = renumbered[slot]));
@@ -231,11 +252,14 @@ function mostShared(touched: number[], counts: Uint16Array, limit: number): numb
   return touched.filter((slot) => counts[slot] >= level);
 }
 
-function intersectionSize(a: Int32Array, b: Int32Array): number {
+/** Size of the intersection of sorted `a` and the sorted run of `pool` at `offset` of `length`. */
+function intersectionSize(a: Int32Array, pool: Int32Array, offset: number, length: number): number {
+  const b = pool;
+  const end = offset + length;
   let i = 0;
-  let j = 0;
+  let j = offset;
   let common = 0;
-  while (i < a.length && j < b.length) {
+  while (i < a.length && j < end) {
     if (a[i] === b[j]) {
       common++;
       i++;

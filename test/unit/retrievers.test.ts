@@ -36,7 +36,7 @@ function source(next: () => number, functions: number): string {
   return out.join('\n');
 }
 
-const view = (hits: ReturnType<RepoIndex['similarWindows']>): string[] =>
+const view = (hits: ReturnType<WindowIndex['search']>): string[] =>
   hits.map((h) => `${h.chunk.path}:${h.chunk.range.start + h.start}:${h.score.toFixed(6)}`);
 
 describe('similar-code window index', () => {
@@ -67,6 +67,35 @@ describe('similar-code window index', () => {
       }
       incremental.dispose();
       rebuilt.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('stays exact through compactions of its dead slots', async () => {
+    const next = random(11);
+    const { dir, cleanup } = await tempDir();
+    try {
+      // Chunks from real extraction, so that windows, outlines and statement groups are what the index sees.
+      const repo = new RepoIndex(dir);
+      const files = new Map<string, Chunk[]>();
+      const incremental = new WindowIndex(8);
+      for (let step = 0; step < 120; step++) {
+        const file = `src/g${Math.floor(next() * 6)}.ts`;
+        await repo.update(file, source(next, 1 + Math.floor(next() * 4)));
+        const chunks = repo.facts(file)!.chunks;
+        incremental.remove((files.get(file) ?? []).map((c) => c.id));
+        incremental.add(chunks);
+        files.set(file, chunks);
+      }
+      const rebuilt = new WindowIndex();
+      for (const chunks of files.values()) rebuilt.add(chunks);
+      assert.strictEqual(incremental.size, rebuilt.size);
+      for (let q = 0; q < 25; q++) {
+        const query = tokenSet(source(next, 1));
+        assert.deepStrictEqual(view(incremental.search(query, 10)), view(rebuilt.search(query, 10)));
+      }
+      repo.dispose();
     } finally {
       await cleanup();
     }
