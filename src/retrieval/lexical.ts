@@ -5,10 +5,13 @@ import type { Retriever } from './retriever';
 
 /** Chunks BM25 proposes. */
 const CANDIDATES = 12;
-/** Identifiers in more than this share of files are left out of the query. */
-const COMMON_SHARE = 0.1;
-/** Query terms at most, nearest the cursor first: every term's posting list is BM25's cost. */
-const TERMS = 10;
+/**
+ * Identifiers in more than this share of files are left out of the query, and at most this many terms are
+ * kept, nearest the cursor first: every term's posting list is BM25's cost (10 terms at 10% took the largest
+ * share of the retrieval time; 6 at 5% gained 0.5 points on the tuning half, 5 at 3% and 6 at 10% lost).
+ */
+const COMMON_SHARE = 0.05;
+const TERMS = 6;
 
 /**
  * BM25 (minisearch) over chunks with the distinctive identifiers near the cursor; a long chunk is presented by
