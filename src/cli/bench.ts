@@ -86,7 +86,13 @@ async function measureUpdate(index: RepoIndex, texts: Map<string, string>): Prom
 }
 
 /** `baselines: false` skips Jaccard and BM25 (reported as zero): a faster run while tuning RepoGate alone. */
-export async function runBench(repoDir: string, tasks: Task[], budget: number, log: (line: string) => void, options = { baselines: true }): Promise<BenchReport> {
+export async function runBench(
+  repoDir: string,
+  tasks: Task[],
+  budget: number,
+  log: (line: string) => void,
+  options = { baselines: true },
+): Promise<BenchReport> {
   const root = path.resolve(repoDir);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-bench-'));
   try {
@@ -159,7 +165,9 @@ export async function runBench(repoDir: string, tasks: Task[], budget: number, l
         bm25: score(hits.bm25, cross.length, times.bm25),
       },
       perRetriever: Object.fromEntries([...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)])),
-      stages: Object.fromEntries([...stageTimes].map(([stage, ms]) => [stage, { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) }])),
+      stages: Object.fromEntries(
+        [...stageTimes].map(([stage, ms]) => [stage, { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) }]),
+      ),
     };
   } finally {
     await fs.rm(cacheDir, { recursive: true, force: true });

@@ -54,13 +54,18 @@ export function pythonRole(node: Node, fieldName: string | null): IdentifierRole
   return 'reference';
 }
 
+/** Go declarations whose `name` field names what they declare. */
+const GO_NAMED_DECLARATIONS = new Set([
+  'function_declaration', 'method_declaration', 'type_spec', 'type_alias', 'parameter_declaration',
+  'variadic_parameter_declaration', 'var_spec', 'const_spec', 'field_declaration', 'method_elem', 'method_spec',
+  'type_parameter_declaration', 'import_spec',
+]);
+
 export function goRole(node: Node, fieldName: string | null): IdentifierRole | undefined {
   const parent = node.parent;
   const type = parent?.type ?? '';
   if (node.type === 'label_name') return type === 'labeled_statement' ? 'declared' : 'reference';
-  if (fieldName === 'name' && /^(function_declaration|method_declaration|type_spec|type_alias|parameter_declaration|variadic_parameter_declaration|var_spec|const_spec|field_declaration|method_elem|method_spec|type_parameter_declaration|import_spec)$/.test(type)) {
-    return 'declared';
-  }
+  if (fieldName === 'name' && GO_NAMED_DECLARATIONS.has(type)) return 'declared';
   if (type === 'package_clause') return 'declared';
   // `a, b := f()` and `for k, v := range m` declare; `a = f()` assigns what exists.
   if (type === 'expression_list') {
@@ -69,7 +74,7 @@ export function goRole(node: Node, fieldName: string | null): IdentifierRole | u
       return 'declared';
     }
   }
-  if ((type === 'range_clause') && fieldName === 'left') return 'declared';
+  if (type === 'range_clause' && fieldName === 'left') return 'declared';
   const target = fieldName === 'field' && type === 'selector_expression' ? parent! : node;
   const holder = target.parent;
   if (holder?.type === 'call_expression' && isField(holder, 'function', target)) return 'call';
@@ -77,8 +82,7 @@ export function goRole(node: Node, fieldName: string | null): IdentifierRole | u
   if (type === 'composite_literal' && fieldName === 'type') return 'new';
   // A struct literal's key names a field of its type.
   if (node.type === 'field_identifier') return 'member';
-  if (node.type === 'type_identifier' || node.type === 'package_identifier') return node.type === 'type_identifier' ? 'type' : 'reference';
-  return 'reference';
+  return node.type === 'type_identifier' ? 'type' : 'reference';
 }
 
 /**

@@ -39,7 +39,8 @@ export function hashText(text: string): string {
 
 /**
  * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks, an
- * inverted index over the chunks' 20-line windows (rebuilt from the facts on a warm start), and import resolution. Every mutation is per file; nothing here reads the disk except the project layout.
+ * inverted index over the chunks' 20-line windows (rebuilt from the facts on a warm start), and import resolution.
+ * Every mutation is per file; nothing here reads the disk except the project layout.
  */
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();

@@ -12,7 +12,8 @@ export type Presented = Pick<Snippet, 'path' | 'range' | 'text' | 'members'>;
 export function snippetOf(chunk: Chunk): Presented {
   const members = chunk.symbols.slice(1);
   const lines = chunk.text.split('\n').length;
-  const oneMemberALine = chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
+  const oneMemberALine =
+    chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
   return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };
 }
 
@@ -31,7 +32,10 @@ function windowsOf(chunk: Chunk): { lines: string[]; windows: ChunkWindow[] } {
   let cached = windowCache.get(chunk);
   if (!cached) {
     const lines = chunk.text.split('\n');
-    const windows = windowStarts(lines.length).map((start) => ({ start, tokens: tokenSet(lines.slice(start, start + WINDOW_LINES).join('\n')) }));
+    const windows = windowStarts(lines.length).map((start) => ({
+      start,
+      tokens: tokenSet(lines.slice(start, start + WINDOW_LINES).join('\n')),
+    }));
     cached = { lines, windows };
     windowCache.set(chunk, cached);
   }

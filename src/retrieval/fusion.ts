@@ -61,7 +61,10 @@ export function fuse(results: readonly { name: RetrieverName; hits: readonly Hit
  * out a path whose own evidence is decisive: fused recall cannot fall below that path's best candidate), then
  * everything else as ranked.
  */
-export function strongFirst(ranked: readonly Snippet[], strongBy: ReadonlyMap<Snippet, RetrieverName>): { ordered: Snippet[]; strong: Set<Snippet> } {
+export function strongFirst(
+  ranked: readonly Snippet[],
+  strongBy: ReadonlyMap<Snippet, RetrieverName>,
+): { ordered: Snippet[]; strong: Set<Snippet> } {
   const strong = new Set<Snippet>();
   const seen = new Set<RetrieverName>();
   for (const snippet of ranked) {

@@ -27,8 +27,10 @@ export const lexicalRetriever: Retriever = {
       if (!chunk) return [];
       const { similarity: _similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
       // A window of a long chunk is the same code as the window another path presents.
-      const key = window.range.start === chunk.range.start && window.range.end === chunk.range.end ? chunk.id : `${window.path}#${window.range.start}-window`;
-      return [{ key, snippet: { ...window, retriever: 'lexical' as const, why: `BM25 ${hit.score.toFixed(1)}`, score: hit.score }, strong: false }];
+      const whole = window.range.start === chunk.range.start && window.range.end === chunk.range.end;
+      const key = whole ? chunk.id : `${window.path}#${window.range.start}-window`;
+      const why = `BM25 ${hit.score.toFixed(1)}`;
+      return [{ key, snippet: { ...window, retriever: 'lexical' as const, why, score: hit.score }, strong: false }];
     });
   },
 };

@@ -17,7 +17,9 @@ export const recentRetriever: Retriever = {
     for (const file of request.recent.filter((f) => f.path !== request.path).slice(0, FILES)) {
       for (const window of lineWindows(file.path, file.text, WINDOW_LINES, WINDOW_STRIDE)) {
         const score = jaccard(windowTokens, tokenSet(window.text));
-        if (score > 0) scored.push({ path: file.path, range: window.range, text: window.text, retriever: 'recent', why: `Jaccard ${score.toFixed(2)} with a recent file`, score });
+        if (score <= 0) continue;
+        const why = `Jaccard ${score.toFixed(2)} with a recent file`;
+        scored.push({ path: file.path, range: window.range, text: window.text, retriever: 'recent', why, score });
       }
     }
     return scored

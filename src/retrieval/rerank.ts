@@ -24,7 +24,11 @@ const LENGTH_SCALE = 3000;
  * divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
  * relevance. Returns snippets best first, and which path's strong evidence each carries.
  */
-export function rerank(candidates: Candidate[], query: RetrievalQuery, currentPath: string): { ranked: Snippet[]; strongBy: Map<Snippet, RetrieverName> } {
+export function rerank(
+  candidates: Candidate[],
+  query: RetrievalQuery,
+  currentPath: string,
+): { ranked: Snippet[]; strongBy: Map<Snippet, RetrieverName> } {
   const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
   const currentDir = currentPath.slice(0, currentPath.lastIndexOf('/') + 1);
   const strongBy = new Map<Snippet, RetrieverName>();
@@ -33,12 +37,15 @@ export function rerank(candidates: Candidate[], query: RetrievalQuery, currentPa
     let overlap = 0;
     for (const name of new Set(identifiers(c.snippet.text))) overlap += anchorWeight.get(name) ?? 0;
     score += OVERLAP_WEIGHT * Math.min(overlap, OVERLAP_CAP);
-    if (c.snippet.path.startsWith(currentDir) && !c.snippet.path.slice(currentDir.length).includes('/')) score += SAME_DIR_BONUS;
+    const { path } = c.snippet;
+    if (path.startsWith(currentDir) && !path.slice(currentDir.length).includes('/')) score += SAME_DIR_BONUS;
     // A long snippet is cut to fit when packed, so only the part that can be packed counts against it; an
     // outline listed a member a line is focused to its likeliest members, so it costs at most a focused outline.
-    score /= 1 + Math.min(c.snippet.text.length, c.snippet.members?.length ? FOCUSED_OUTLINE_CHARS : PACKABLE_CHARS) / LENGTH_SCALE;
+    const charged = Math.min(c.snippet.text.length, c.snippet.members?.length ? FOCUSED_OUTLINE_CHARS : PACKABLE_CHARS);
+    score /= 1 + charged / LENGTH_SCALE;
     const others = Object.keys(c.ranks).filter((r) => r !== c.snippet.retriever);
-    const snippet: Snippet = { ...c.snippet, score, why: others.length ? `${c.snippet.why}; also found by ${others.join(', ')}` : c.snippet.why };
+    const why = others.length ? `${c.snippet.why}; also found by ${others.join(', ')}` : c.snippet.why;
+    const snippet: Snippet = { ...c.snippet, score, why };
     if (c.strongBy) strongBy.set(snippet, c.strongBy);
     return snippet;
   });

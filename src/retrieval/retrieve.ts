@@ -12,16 +12,19 @@ import { FOCUSED_OUTLINE_CHARS, rerank } from './rerank';
 import type { Hit, RetrievalContext, Retriever } from './retriever';
 import { siblingRetriever } from './siblings';
 import { similarRetriever } from './similar';
-import { DEFAULT_BUDGET_CHARS, type RetrievalRequest, type RetrievalResult, type RetrieverName, type Snippet } from './types';
+import { DEFAULT_BUDGET_CHARS } from './types';
+import type { RetrievalRequest, RetrievalResult, RetrieverName, Snippet } from './types';
 
 /** Every candidate path, in the order their candidates are merged (ties in the fused score keep this order). */
-export const RETRIEVERS: readonly Retriever[] = [definitionRetriever, lexicalRetriever, similarRetriever, siblingRetriever, recentRetriever];
+export const RETRIEVERS: readonly Retriever[] = [
+  definitionRetriever, lexicalRetriever, similarRetriever, siblingRetriever, recentRetriever,
+];
 
 /**
  * First-pass limits: definitions leave half the budget to other code (they find different things), sibling-file
  * windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
- * order: a quarter for them lost 1.7 points on three tuning repositories); an outline gets what it is charged for in the
- * rerank, another definition 600 characters (+1.9 points of recall on the development benchmark).
+ * order: a quarter for them lost 1.7 points on three tuning repositories); an outline gets what it is charged
+ * for in the rerank, another definition 600 characters (+1.9 points of recall on the development benchmark).
  */
 const FIRST_PASS: FirstPassLimits = {
   shares: { definition: 0.5, similar: 0, sibling: 0.25 },
@@ -38,7 +41,9 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const query = formQuery(request.text, request.cursor, request.draft);
   // The current file's facts come from the index when it is there; a file being typed may be newer.
   const facts: FileFacts = index.facts(request.path) ?? {
-    path: request.path, language: languageForPath(request.path)?.id ?? 'text', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+    path: request.path,
+    language: languageForPath(request.path)?.id ?? 'text',
+    symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
   };
   const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
   const stages: Record<string, number> = { query: performance.now() - started };

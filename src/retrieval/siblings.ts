@@ -21,7 +21,8 @@ export const siblingRetriever: Retriever = {
       for (const chunk of index.facts(filePath)?.chunks ?? []) {
         if (chunk.kind === 'outline') continue;
         const { similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
-        if (similarity > 0) scored.push({ ...window, retriever: 'sibling', why: `Jaccard ${similarity.toFixed(2)} in a sibling file`, score: similarity });
+        const why = `Jaccard ${similarity.toFixed(2)} in a sibling file`;
+        if (similarity > 0) scored.push({ ...window, retriever: 'sibling', why, score: similarity });
       }
     }
     return scored
@@ -53,7 +54,10 @@ const fileNameCache = new WeakMap<RepoIndex, { version: number; names: [path: st
 function fileNames(index: RepoIndex): [path: string, name: string][] {
   let cached = fileNameCache.get(index);
   if (!cached || cached.version !== index.fileSetVersion) {
-    const names = [...index.files.keys()].map((p): [string, string] => [p, p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '')]);
+    const names = [...index.files.keys()].map((p): [string, string] => [
+      p,
+      p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, ''),
+    ]);
     cached = { version: index.fileSetVersion, names };
     fileNameCache.set(index, cached);
   }

@@ -27,7 +27,12 @@ export const similarRetriever: Retriever = {
       const window = presentWindow(found.chunk, found.start);
       hits.push({
         key: `${window.path}#${window.range.start}-window`,
-        snippet: { ...window, retriever: 'similar', why: `Jaccard ${found.score.toFixed(2)} anywhere in the repository`, score: found.score },
+        snippet: {
+          ...window,
+          retriever: 'similar',
+          why: `Jaccard ${found.score.toFixed(2)} anywhere in the repository`,
+          score: found.score,
+        },
         strong: found.score >= STRONG_SIMILARITY,
       });
       if (hits.length === CANDIDATES) break;

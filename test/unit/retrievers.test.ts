@@ -2,7 +2,7 @@ import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { WindowIndex } from '../../src/index/windows';
-import type { Chunk } from '../../src/index/types';
+import type { Chunk, FileFacts } from '../../src/index/types';
 import { formQuery, tokenSet } from '../../src/retrieval/query';
 import { fuseAndPack, RETRIEVERS, retrieve } from '../../src/retrieval/retrieve';
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
@@ -63,7 +63,8 @@ describe('similar-code window index', () => {
       for (let q = 0; q < 25; q++) {
         const query = tokenSet(source(next, 1));
         const skip = (chunk: Chunk): boolean => chunk.path === 'src/f0.ts';
-        assert.deepStrictEqual(view(incremental.similarWindows(query, 10, skip)), view(rebuilt.similarWindows(query, 10, skip)));
+        const expected = view(rebuilt.similarWindows(query, 10, skip));
+        assert.deepStrictEqual(view(incremental.similarWindows(query, 10, skip)), expected);
       }
       incremental.dispose();
       rebuilt.dispose();
@@ -103,8 +104,11 @@ describe('similar-code window index', () => {
 
   it('scores candidates by exact Jaccard over identifier sets, and forgets removed chunks', () => {
     const windows = new WindowIndex();
-    const chunk = (id: string, text: string): Chunk => ({ id, path: id, kind: 'function', range: { start: 0, end: 1 }, text, symbols: [] });
-    windows.add([chunk('a.ts', 'alpha beta gamma delta'), chunk('b.ts', 'alpha beta epsilon'), chunk('c.ts', 'zeta eta')]);
+    const chunk = (id: string, text: string): Chunk =>
+      ({ id, path: id, kind: 'function', range: { start: 0, end: 1 }, text, symbols: [] });
+    windows.add([
+      chunk('a.ts', 'alpha beta gamma delta'), chunk('b.ts', 'alpha beta epsilon'), chunk('c.ts', 'zeta eta'),
+    ]);
     const hits = windows.search(['alpha', 'beta', 'gamma'], 5);
     assert.deepStrictEqual(hits.map((h) => [h.chunk.id, h.score]), [['a.ts', 3 / 4], ['b.ts', 2 / 4]]);
     windows.remove(['a.ts']);
@@ -121,14 +125,21 @@ describe('retriever interface', () => {
   });
   after(() => index.dispose());
 
-  const text = `import { UserRepo } from '../db/userRepo';\n\nexport async function report(repo: UserRepo) {\n  const n = await repo.\n}\n`;
-  const request = { path: 'src/services/report.ts', text, cursor: { line: 3, character: 23 }, recent: [{ path: 'src/db/userRepo.ts', text: 'export class UserRepo {}\n' }] };
+  const text = [
+    "import { UserRepo } from '../db/userRepo';", '', 'export async function report(repo: UserRepo) {',
+    '  const n = await repo.', '}', '',
+  ].join('\n');
+  const recent = [{ path: 'src/db/userRepo.ts', text: 'export class UserRepo {}\n' }];
+  const request = { path: 'src/services/report.ts', text, cursor: { line: 3, character: 23 }, recent };
 
   it('names each retriever once, with a cost, and each returns only its own, never the current file', () => {
     const names = RETRIEVERS.map((r) => r.name);
     assert.deepStrictEqual([...new Set(names)].sort(), ['definition', 'lexical', 'recent', 'sibling', 'similar']);
     const query = formQuery(text, request.cursor);
-    const context: RetrievalContext = { index, request, query, facts: index.facts(request.path) ?? { path: request.path, language: 'typescript', symbols: [], chunks: [], imports: [], types: [], hasErrors: false }, windowTokens: tokenSet(query.windowText) };
+    const facts: FileFacts = {
+      path: request.path, language: 'typescript', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+    };
+    const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
     for (const retriever of RETRIEVERS) {
       assert.ok(retriever.costMs > 0, retriever.name);
       for (const hit of retriever.retrieve(context)) {
@@ -144,26 +155,37 @@ describe('retriever interface', () => {
     assert.ok(result.snippets.every((s) => s.retriever === 'definition'));
     assert.deepStrictEqual(Object.keys(result.timings.stages).sort(), ['definition', 'pack', 'query']);
     const all = retrieve(index, request);
-    for (const name of ['definition', 'lexical', 'similar', 'sibling', 'recent', 'pack']) assert.ok(all.timings.stages[name] >= 0, name);
+    for (const name of ['definition', 'lexical', 'similar', 'sibling', 'recent', 'pack']) {
+      assert.ok(all.timings.stages[name] >= 0, name);
+    }
   });
 });
 
 describe('fusion', () => {
   const query = formQuery('function f() {\n  run(\n', { line: 1, character: 6 });
-  const context = { query, request: { path: 'src/here.ts', text: '', cursor: { line: 1, character: 6 } }, index: new RepoIndex('/nowhere') } as unknown as RetrievalContext;
+  const request = { path: 'src/here.ts', text: '', cursor: { line: 1, character: 6 } };
+  const context = { query, request, index: new RepoIndex('/nowhere') } as unknown as RetrievalContext;
   const hit = (name: RetrieverName, path: string, score: number, strong: boolean, text: string): Hit => ({
     key: `${path}:${name}`,
     snippet: { path, range: { start: 0, end: text.split('\n').length }, text, retriever: name, why: '', score },
     strong,
   });
-  const body = (tag: string): string => Array.from({ length: 12 }, (_, i) => `  const ${tag}${i} = compute${tag}(${i}, options);`).join('\n');
+  const body = (tag: string): string =>
+    Array.from({ length: 12 }, (_, i) => `  const ${tag}${i} = compute${tag}(${i}, options);`).join('\n');
 
   it('never lets the other paths crowd out a strong candidate, wherever the fused rank puts it', () => {
     for (const rank of [0, 3, 7]) {
-      const similar = Array.from({ length: 8 }, (_, i) => hit('similar', `src/s${i}.ts`, 0.3, i === rank, body(`S${i}`)));
-      const definitions = Array.from({ length: 10 }, (_, i) => hit('definition', `src/d${i}.ts`, 1, false, body(`D${i}`)));
+      const similar = Array.from({ length: 8 }, (_, i) =>
+        hit('similar', `src/s${i}.ts`, 0.3, i === rank, body(`S${i}`)));
+      const definitions = Array.from({ length: 10 }, (_, i) =>
+        hit('definition', `src/d${i}.ts`, 1, false, body(`D${i}`)));
       const lexical = Array.from({ length: 10 }, (_, i) => hit('lexical', `src/l${i}.ts`, 9, false, body(`L${i}`)));
-      const { packed } = fuseAndPack([{ name: 'definition', hits: definitions }, { name: 'lexical', hits: lexical }, { name: 'similar', hits: similar }], context, 2000);
+      const results = [
+        { name: 'definition' as const, hits: definitions },
+        { name: 'lexical' as const, hits: lexical },
+        { name: 'similar' as const, hits: similar },
+      ];
+      const { packed } = fuseAndPack(results, context, 2000);
       const strong = packed.find((s) => s.path === `src/s${rank}.ts`);
       assert.ok(strong, `the strong window at rank ${rank} is packed`);
       assert.strictEqual(strong.text, body(`S${rank}`).replace(/^ {2}/gm, ''), 'whole, not cut to its path share');
@@ -171,9 +193,11 @@ describe('fusion', () => {
   });
 
   it('keeps the fused order when no evidence is strong', () => {
-    const definitions = Array.from({ length: 3 }, (_, i) => hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`));
+    const definitions = Array.from({ length: 3 }, (_, i) =>
+      hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`));
     const similar = [hit('similar', 'src/s.ts', 0.2, false, 'const s = 1;')];
-    const { packed } = fuseAndPack([{ name: 'definition', hits: definitions }, { name: 'similar', hits: similar }], context, 2000);
+    const results = [{ name: 'definition' as const, hits: definitions }, { name: 'similar' as const, hits: similar }];
+    const { packed } = fuseAndPack(results, context, 2000);
     assert.deepStrictEqual(packed.map((s) => s.path), ['src/d0.ts', 'src/d1.ts', 'src/d2.ts', 'src/s.ts']);
   });
 });
