@@ -23,8 +23,9 @@ export const RETRIEVERS: readonly Retriever[] = [
 /**
  * First-pass limits: definitions leave half the budget to other code (they find different things), sibling-file
  * windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
- * order: a quarter for them lost 1.7 points on three tuning repositories); an outline gets what it is charged
- * for in the rerank, another definition 600 characters (+1.9 points of recall on the development benchmark).
+ * order: a quarter for them tied on the tuning half, and lost there with a tighter BM25 query; decisions R5); an
+ * outline gets what it is charged for in the rerank, another definition 600 characters (+1.9 points of recall on
+ * the development benchmark).
  */
 const FIRST_PASS: FirstPassLimits = {
   shares: { definition: 0.5, similar: 0, sibling: 0.25 },
