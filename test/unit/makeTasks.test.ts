@@ -66,6 +66,44 @@ describe('scanIdentifiers', () => {
       parser.dispose();
     }
   });
+
+  it('tells the roles apart in Python and Go too', async () => {
+    const parser = new SourceParser();
+    try {
+      const roles = async (file: string, text: string, row: number) => {
+        const tree = await parser.parse(file, languageForPath(file)!, text);
+        const found = scanIdentifiers(tree, languageForPath(file)!.id).identifiers.get(row) ?? [];
+        return Object.fromEntries(found.map((i) => [i.name, i.role]));
+      };
+      const py = [
+        'result = self.repo.find_user(user_id)',
+        'client = HttpClient(timeout)',
+        'for key, value in mapping.entries():',
+        '    pass',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('a.py', py, 0), {
+        result: 'declared', self: 'reference', repo: 'member', find_user: 'call', user_id: 'reference',
+      });
+      assert.deepStrictEqual(await roles('a.py', py, 1), { client: 'declared', HttpClient: 'new', timeout: 'reference' });
+      assert.deepStrictEqual(await roles('a.py', py, 2), {
+        key: 'declared', value: 'declared', mapping: 'reference', entries: 'call',
+      });
+      const go = [
+        'package main',
+        'func run(s *Server) {',
+        '\tcfg, err := s.LoadConfig(path)',
+        '\tvar w Writer = NewWriter()',
+        '}',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('a.go', go, 1), { run: 'declared', s: 'declared', Server: 'type' });
+      assert.deepStrictEqual(await roles('a.go', go, 2), {
+        cfg: 'declared', err: 'declared', s: 'reference', LoadConfig: 'call', path: 'reference',
+      });
+      assert.deepStrictEqual(await roles('a.go', go, 3), { w: 'declared', Writer: 'type', NewWriter: 'call' });
+    } finally {
+      parser.dispose();
+    }
+  });
 });
 
 describe('makeTasks', () => {
