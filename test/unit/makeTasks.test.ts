@@ -84,7 +84,9 @@ describe('scanIdentifiers', () => {
       assert.deepStrictEqual(await roles('a.py', py, 0), {
         result: 'declared', self: 'reference', repo: 'member', find_user: 'call', user_id: 'reference',
       });
-      assert.deepStrictEqual(await roles('a.py', py, 1), { client: 'declared', HttpClient: 'new', timeout: 'reference' });
+      assert.deepStrictEqual(await roles('a.py', py, 1), {
+        client: 'declared', HttpClient: 'new', timeout: 'reference',
+      });
       assert.deepStrictEqual(await roles('a.py', py, 2), {
         key: 'declared', value: 'declared', mapping: 'reference', entries: 'call',
       });
