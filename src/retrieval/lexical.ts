@@ -27,9 +27,9 @@ export const lexicalRetriever: Retriever = {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
       const { similarity: _similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
-      // A window of a long chunk is the same code as the window another path presents.
-      const whole = window.range.start === chunk.range.start && window.range.end === chunk.range.end;
-      const key = whole ? chunk.id : `${window.path}#${window.range.start}-window`;
+      // Keyed by its chunk, not merged with the same window from the similar-code paths: merging made it count
+      // against their share and lost 1.1 points on the tuning half and 0.8 on the checking half.
+      const key = chunk.id;
       const why = `BM25 ${hit.score.toFixed(1)}`;
       return [{ key, snippet: { ...window, retriever: 'lexical' as const, why, score: hit.score }, strong: false }];
     });
