@@ -5,8 +5,8 @@ import { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
-import { retrieve } from '../retrieval/retrieve';
-import type { Snippet } from '../retrieval/types';
+import { RETRIEVERS, retrieve } from '../retrieval/retrieve';
+import type { RetrieverName, Snippet } from '../retrieval/types';
 import type { Task } from './makeTasks';
 import { peakRssMb } from './workspaceIndex';
 
@@ -21,6 +21,10 @@ export interface BenchReport {
   tasks: { cross: number; infile: number };
   index: { files: number; symbols: number; chunks: number; build_ms: number; rss_mb: number; warm_ms: number; update_ms: { lines: number; p50: number } };
   retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
+  /** Recall of each retriever alone (its own candidates packed into the same budget). */
+  perRetriever: Partial<Record<RetrieverName, number>>;
+  /** Median and 95th-percentile milliseconds of each stage of RepoGate's retrieval. */
+  stages: Record<string, { p50: number; p95: number }>;
 }
 
 /** The file as the user has it when the task's line is still to be written, and where the cursor is. */
@@ -79,7 +83,14 @@ async function measureUpdate(index: RepoIndex, texts: Map<string, string>): Prom
   return { lines, p50: round(percentile(times, 50)) };
 }
 
-export async function runBench(repoDir: string, tasks: Task[], budget: number, log: (line: string) => void): Promise<BenchReport> {
+/** `baselines: false` skips Jaccard and BM25 (reported as zero): a faster run while tuning RepoGate alone. */
+export async function runBench(
+  repoDir: string,
+  tasks: Task[],
+  budget: number,
+  log: (line: string) => void,
+  options = { baselines: true },
+): Promise<BenchReport> {
   const root = path.resolve(repoDir);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-bench-'));
   try {
@@ -106,6 +117,8 @@ export async function runBench(repoDir: string, tasks: Task[], budget: number, l
     const cross = tasks.filter((t) => t.metadata.kind === 'cross');
     const hits = { repogate: 0, jaccard: 0, bm25: 0 };
     const times = { repogate: [] as number[], jaccard: [] as number[], bm25: [] as number[] };
+    const stageTimes = new Map<string, number[]>();
+    const alone = new Map<RetrieverName, number>(RETRIEVERS.map((r) => [r.name, 0]));
     for (const [i, task] of cross.entries()) {
       const file = task.metadata.file;
       const doc = taskDocument(task);
@@ -114,19 +127,30 @@ export async function runBench(repoDir: string, tasks: Task[], budget: number, l
       const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
       times.repogate.push(performance.now() - started);
       if (isHit(task, result.snippets)) hits.repogate++;
+      for (const [stage, ms] of Object.entries(result.timings.stages)) {
+        const list = stageTimes.get(stage);
+        if (list) list.push(ms);
+        else stageTimes.set(stage, [ms]);
+      }
+      for (const name of alone.keys()) {
+        const one = retrieve(index, { path: file, text: doc.text, cursor: doc, budget, retrievers: [name] });
+        if (isHit(task, one.snippets)) alone.set(name, alone.get(name)! + 1);
+      }
       const original = texts.get(file);
       if (original !== undefined) await index.update(file, original);
       if ((i + 1) % 50 === 0) log(`RepoGate ${i + 1}/${cross.length} tasks`);
     }
-    const baselines = new WindowBaselines(index, texts);
-    for (const task of cross) {
-      const file = task.metadata.file;
-      const jac = baselines.jaccard(file, task.prompt, budget);
-      times.jaccard.push(jac.ms);
-      if (isHit(task, jac.snippets)) hits.jaccard++;
-      const bm = baselines.bm25Search(file, task.prompt, budget);
-      times.bm25.push(bm.ms);
-      if (isHit(task, bm.snippets)) hits.bm25++;
+    if (options.baselines) {
+      const baselines = new WindowBaselines(index, texts);
+      for (const task of cross) {
+        const file = task.metadata.file;
+        const jac = baselines.jaccard(file, task.prompt, budget);
+        times.jaccard.push(jac.ms);
+        if (isHit(task, jac.snippets)) hits.jaccard++;
+        const bm = baselines.bm25Search(file, task.prompt, budget);
+        times.bm25.push(bm.ms);
+        if (isHit(task, bm.snippets)) hits.bm25++;
+      }
     }
     index.dispose();
     return {
@@ -138,6 +162,10 @@ export async function runBench(repoDir: string, tasks: Task[], budget: number, l
         jaccard: score(hits.jaccard, cross.length, times.jaccard),
         bm25: score(hits.bm25, cross.length, times.bm25),
       },
+      perRetriever: Object.fromEntries([...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)])),
+      stages: Object.fromEntries(
+        [...stageTimes].map(([stage, ms]) => [stage, { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) }]),
+      ),
     };
   } finally {
     await fs.rm(cacheDir, { recursive: true, force: true });

@@ -38,7 +38,7 @@ const USAGE = `usage: repogate <command> [options]
                                                  the completion with and without them
   make-tasks <dir> --out tasks.jsonl [--per-kind N] [--seed N]
                                                  CrossCodeEval-style benchmark tasks from a repository
-  bench --repo <dir> --tasks <file.jsonl[.gz]> [--budget N] [--json]
+  bench --repo <dir> --tasks <file.jsonl[.gz]> [--budget N] [--no-baselines] [--json]
                                                  RepoGate's retrieval against RepoCoder's Jaccard and BM25 baselines
   bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
                                                  generation mode: gate rates and AUC, exact match, edit similarity
@@ -79,6 +79,7 @@ const OPTIONS = {
   features: { type: 'string' },
   'skip-typing': { type: 'boolean', default: false },
   'cut-line': { type: 'boolean', default: false },
+  'no-baselines': { type: 'boolean', default: false },
   list: { type: 'boolean', default: false },
   lines: { type: 'string', default: '6' },
   keystrokes: { type: 'string', default: '12' },
@@ -144,7 +145,8 @@ async function main(argv: string[]): Promise<number> {
           process.stdout.write(`#${i + 1} ${s.path}:${s.range.start + 1}-${s.range.end} [${s.retriever}] ${s.why} (score ${s.score.toFixed(3)})\n`);
         }
         const t = result.timings;
-        process.stdout.write(`timings: total ${t.totalMs.toFixed(1)} ms (definitions ${t.definitionMs.toFixed(1)}, lexical ${t.lexicalMs.toFixed(1)}, rerank+pack ${t.rerankMs.toFixed(1)})\n`);
+        const stages = Object.entries(t.stages).map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ');
+        process.stdout.write(`timings: total ${t.totalMs.toFixed(1)} ms (${stages})\n`);
         process.stdout.write(`\npacked context (${result.snippets.length} snippets):${renderCommentBlocks(result.snippets, relPath)}`);
       }
       return 0;
@@ -223,7 +225,7 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${JSON.stringify(report, null, values.json ? undefined : 2)}\n`);
         return 0;
       }
-      const report = await runBench(repo, tasks, budget, log);
+      const report = await runBench(repo, tasks, budget, log, { baselines: !values['no-baselines'] });
       if (values.json) {
         process.stdout.write(`${JSON.stringify(report)}\n`);
       } else {

@@ -11,6 +11,7 @@ import { SourceParser } from '../index/parser';
 import type { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
 import { builtinNames } from '../index/builtins';
+import { goRole, PYTHON_GO_BUILTINS, PYTHON_GO_IDENTIFIERS, pythonRole, type IdentifierRole } from './taskRoles';
 
 export type TaskKind = 'cross' | 'infile';
 
@@ -43,8 +44,7 @@ export interface MakeTasksOptions {
   parser?: SourceParser;
 }
 
-/** How an identifier occurs in code. Everything but `declared` needs the name to be known already. */
-export type IdentifierRole = 'declared' | 'member' | 'call' | 'new' | 'type' | 'reference';
+export type { IdentifierRole };
 
 export interface LineIdentifier {
   name: string;
@@ -56,7 +56,7 @@ const MAX_TASKS_PER_FILE = 3;
 /** Shorter ground truths (`});`, `break;`) say nothing about retrieval. */
 const MIN_GROUNDTRUTH_CHARS = 6;
 
-const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript']);
+const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go']);
 
 /**
  * Code that is not product code: tests, their fixtures and mocks, benchmarks, examples. Their lines are
@@ -69,7 +69,7 @@ const NON_PRODUCT_WORDS = new Set([
   'test', 'tests', 'spec', 'specs', 'e2e', 'fixture', 'fixtures', 'mock', 'mocks', 'bench', 'benches',
   'benchmark', 'benchmarks', 'example', 'examples',
 ]);
-const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])/;
+const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])|^(test_|conftest\.)/;
 
 const IDENTIFIER_NODES = new Set([
   'identifier', 'property_identifier', 'type_identifier', 'shorthand_property_identifier',
@@ -92,7 +92,14 @@ const BINDING_PATTERNS = new Set([
 ]);
 
 /** Literals and comments: a line that starts inside one is prose or data, not code to complete. */
-const TEXT_NODES = new Set(['comment', 'string', 'template_string', 'jsx_text', 'regex']);
+const TEXT_NODES = new Set([
+  'comment', 'string', 'template_string', 'jsx_text', 'regex', 'concatenated_string', 'interpreted_string_literal',
+  'raw_string_literal', 'rune_literal',
+]);
+/** Imports and package clauses (TS/JS, Python, Go): not a line to complete. */
+const IMPORT_NODES = new Set([
+  'import_statement', 'import_from_statement', 'future_import_statement', 'import_declaration', 'package_clause',
+]);
 
 export function isTaskSourcePath(filePath: string): boolean {
   const spec = languageForPath(filePath);
@@ -151,7 +158,9 @@ export interface FileScan {
  * Every identifier of a TS/JS tree with how it occurs: used (member, call, `new`, type, plain reference) or
  * `declared` (name of a declaration, parameter, destructuring target or object-literal key).
  */
-export function scanIdentifiers(tree: Tree): FileScan {
+export function scanIdentifiers(tree: Tree, language = 'typescript'): FileScan {
+  const nodes = language === 'python' || language === 'go' ? PYTHON_GO_IDENTIFIERS : IDENTIFIER_NODES;
+  const role = language === 'python' ? pythonRole : language === 'go' ? goRole : roleOf;
   const identifiers = new Map<number, LineIdentifier[]>();
   const errorRows = new Set<number>();
   const cursor = tree.walk();
@@ -160,13 +169,13 @@ export function scanIdentifiers(tree: Tree): FileScan {
       const type = cursor.nodeType;
       if (type === 'ERROR' || cursor.currentNode.isMissing) {
         for (let row = cursor.startPosition.row; row <= cursor.endPosition.row; row++) errorRows.add(row);
-      } else if (IDENTIFIER_NODES.has(type)) {
+      } else if (nodes.has(type)) {
         const node = cursor.currentNode;
-        const role = roleOf(node, cursor.currentFieldName);
-        if (role) {
+        const found = role(node, cursor.currentFieldName);
+        if (found) {
           const row = node.startPosition.row;
           const list = identifiers.get(row);
-          const item = { name: node.text.replace(/^#/, ''), role };
+          const item = { name: node.text.replace(/^#/, ''), role: found };
           if (list) list.push(item);
           else identifiers.set(row, [item]);
         }
@@ -186,7 +195,7 @@ function startsCode(tree: Tree, row: number, column: number, index: number): boo
   for (let node = tree.rootNode.descendantForPosition({ row, column }); node; node = node.parent) {
     if (node.type === 'comment') return false;
     if (TEXT_NODES.has(node.type) && node.startIndex < index) return false;
-    if (node.type === 'import_statement') return false;
+    if (IMPORT_NODES.has(node.type)) return false;
     if (node.type === 'export_statement' && node.childForFieldName('source')) return false;
   }
   return true;
@@ -246,7 +255,7 @@ function sample(candidates: Candidate[], count: number, next: () => number): Can
 export async function makeTasks(index: RepoIndex, root: string, options: MakeTasksOptions = {}): Promise<Task[]> {
   const perKind = options.perKind ?? MAKE_TASKS_DEFAULTS.perKind;
   const parser = options.parser ?? new SourceParser();
-  const builtins = builtinNames();
+  const jsBuiltins = builtinNames();
   const repository = path.basename(path.resolve(root));
   const texts = new Map<string, string>();
   const found: Record<TaskKind, Candidate[]> = { cross: [], infile: [] };
@@ -259,8 +268,10 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
       const read = await readSourceFile(root, file);
       if (!('text' in read)) continue;
       const text = read.text;
-      const tree = await parser.parse(file, languageForPath(file)!, text);
-      const scan = scanIdentifiers(tree);
+      const language = languageForPath(file)!;
+      const tree = await parser.parse(file, language, text);
+      const scan = scanIdentifiers(tree, language.id);
+      const builtins = language.id === 'python' || language.id === 'go' ? PYTHON_GO_BUILTINS[language.id] : jsBuiltins;
       const totals = wordCounts(text);
       const before = found.cross.length + found.infile.length;
       const lines = text.split('\n');

@@ -7,6 +7,7 @@ import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
+import { WindowIndex, type WindowHit } from './windows';
 
 export interface FileRecord {
   facts: FileFacts;
@@ -38,8 +39,9 @@ export function hashText(text: string): string {
 }
 
 /**
- * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks,
- * and import resolution. Every mutation is per file; nothing here reads the disk except the project layout.
+ * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks, an
+ * inverted index over the chunks' 20-line windows (rebuilt from the facts on a warm start), and import resolution.
+ * Every mutation is per file; nothing here reads the disk except the project layout.
  */
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();
@@ -51,6 +53,7 @@ export class RepoIndex {
   /** Changes whenever a file is added or removed: lets callers cache what they derive from the file set. */
   fileSetVersion = 0;
   private lexical = new LexicalIndex();
+  private readonly windows = new WindowIndex();
   private layout: ProjectLayout | undefined;
   private ambient: SymbolRef[] | undefined;
   private symbolCount = 0;
@@ -108,6 +111,7 @@ export class RepoIndex {
     for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
     for (const name of identifiersOf(record.facts)) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
     if (addToLexical) this.lexical.add(record.facts.chunks);
+    this.windows.add(record.facts.chunks);
     if (!existed) {
       const dir = dirOf(filePath);
       const set = this.dirFiles.get(dir);
@@ -156,6 +160,7 @@ export class RepoIndex {
       else this.fileFrequency.delete(name);
     }
     this.lexical.remove(old.facts.chunks.map((c) => c.id));
+    this.windows.remove(old.facts.chunks.map((c) => c.id));
   }
 
   /** Number of indexed files that use an identifier. */
@@ -185,6 +190,11 @@ export class RepoIndex {
 
   searchChunks(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
     return this.lexical.query(text, limit, filter);
+  }
+
+  /** The windows whose identifier sets are most similar (Jaccard) to `tokens`, best first. */
+  similarWindows(tokens: Iterable<string>, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
+    return this.windows.search(tokens, limit, skip);
   }
 
   /** Where each import of a file points, resolved lazily and memoised until the file set changes. */

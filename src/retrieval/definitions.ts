@@ -1,7 +1,9 @@
 import { BUILTIN_TYPES } from '../index/builtins';
 import type { RepoIndex, SymbolRef } from '../index/repoIndex';
 import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
+import { snippetOf } from './chunkWindows';
 import type { Anchor, RetrievalQuery } from './query';
+import type { Retriever } from './retriever';
 
 /** A definition candidate before fusion. */
 export interface DefinitionHit {
@@ -24,6 +26,24 @@ const IMPORT_WEIGHT = 0.25;
 const MAX_MODULE_LINE = 90;
 const AMBIENT_WEIGHT = 0.45;
 const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
+
+/**
+ * A definition scored at least this is a type (or an imported definition) named on the cursor's own line: the
+ * line is most likely to use its members, so it is never crowded out.
+ */
+export const STRONG_DEFINITION = 0.95;
+
+export const definitionRetriever: Retriever = {
+  name: 'definition',
+  costMs: 3,
+  retrieve({ index, facts, request, query }) {
+    return DefinitionRetriever.retrieve(index, facts, request.text, query).map(({ chunk, score, why }) => ({
+      key: chunk.id,
+      snippet: { ...snippetOf(chunk), retriever: 'definition' as const, why, score },
+      strong: score >= STRONG_DEFINITION,
+    }));
+  },
+};
 
 /**
  * Symbol-driven retrieval: resolves the identifiers around the cursor through the file's imports (with

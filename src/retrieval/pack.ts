@@ -90,6 +90,8 @@ export interface FirstPassLimits {
    * room of the next candidates. */
   outlineChars?: number;
   definitionChars?: number;
+  /** Candidates placed whatever their path's share (the fusion's strong candidates); the size limits still hold. */
+  uncapped?: ReadonlySet<Snippet>;
 }
 
 /**
@@ -104,11 +106,12 @@ export function packSnippets(
   memberPriority?: (name: string) => number,
   firstPass: FirstPassLimits = {},
 ): { packed: Snippet[]; dropped: Snippet[] } {
-  const { shares = {}, outlineChars = Infinity, definitionChars = Infinity } = firstPass;
+  const { shares = {}, outlineChars = Infinity, definitionChars = Infinity, uncapped } = firstPass;
   const packed: Snippet[] = [];
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
-  const place = (original: Snippet, capped: boolean): boolean => {
+  const place = (original: Snippet, first: boolean): boolean => {
+    const shared = first && !uncapped?.has(original);
     const candidate = { ...original, text: dedent(original.text) };
     const overlaps = packed.some(
       (p) =>
@@ -117,8 +120,8 @@ export function packSnippets(
           unindented(candidate.text).includes(unindented(p.text))),
     );
     if (overlaps || left < 80) return false;
-    const cap = capped ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
-    const limit = !capped ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
+    const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
+    const limit = !first ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
     const room = Math.min(left, cap, limit) - candidate.path.length - 2;
     if (room < 60) return false;
     const text =

@@ -1,7 +1,7 @@
 import type { LineRange } from '../index/types';
 
 /** Which candidate path found a snippet. */
-export type RetrieverName = 'definition' | 'lexical' | 'similar' | 'recent';
+export type RetrieverName = 'definition' | 'lexical' | 'similar' | 'sibling' | 'recent';
 
 export interface Snippet {
   path: string;
@@ -38,15 +38,13 @@ export interface RetrievalRequest {
   budget?: number;
   /** Names to look up: the result says which of them another indexed file declares (the heuristic gate's signal). */
   names?: readonly string[];
+  /** Only these retrievers run (the benchmark's per-retriever recall); all of them when absent. */
+  retrievers?: readonly RetrieverName[];
 }
 
 export interface RetrievalTimings {
-  queryMs: number;
-  definitionMs: number;
-  lexicalMs: number;
-  similarMs: number;
-  recentMs: number;
-  rerankMs: number;
+  /** Milliseconds of each stage: `query`, each retriever by name, `pack` (fusion, rerank and packing). */
+  stages: Record<string, number>;
   totalMs: number;
 }
 

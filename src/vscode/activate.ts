@@ -5,7 +5,7 @@ import { CompletionService } from '../engine/completionService';
 import { EngineClient } from '../engine/engineClient';
 import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
-import { IndexClient } from '../index/indexClient';
+import { IndexClient } from '../retrieval/indexClient';
 import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { InlineProvider } from './provider';

@@ -25,14 +25,14 @@ describe('builtinNames', () => {
 });
 
 describe('isTaskSourcePath', () => {
-  it('keeps product TS/JS and drops tests, fixtures, declarations and other languages', () => {
-    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts']) {
+  it('keeps product TS/JS/Python/Go and drops tests, fixtures, declarations and other languages', () => {
+    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts', 'pkg/a.py', 'cmd/b.go']) {
       assert.ok(isTaskSourcePath(p), p);
     }
     for (const p of [
       'src/a.test.ts', 'src/a.spec.tsx', 'src/a.test-d.ts', 'test/a.ts', 'pkg/__tests__/a.ts', 'pkg/__mocks__/a.ts',
       'e2e/a.ts', 'packages/dts-test/a.ts', 'test/fixtures/a.ts', 'examples/a.ts', 'bench/a.ts', 'src/types.d.ts',
-      'src/a.py', 'README.md',
+      'tests/test_a.py', 'pkg/test_b.py', 'pkg/conftest.py', 'cmd/b_test.go', 'src/a.rs', 'README.md',
     ]) {
       assert.ok(!isTaskSourcePath(p), p);
     }
@@ -62,6 +62,46 @@ describe('scanIdentifiers', () => {
         rows.get(3)!.map((i) => `${i.name}:${i.role}`),
         ['items:reference', 'map:call', 'x:declared', 'x:reference', 'id:member'],
       );
+    } finally {
+      parser.dispose();
+    }
+  });
+
+  it('tells the roles apart in Python and Go too', async () => {
+    const parser = new SourceParser();
+    try {
+      const roles = async (file: string, text: string, row: number) => {
+        const tree = await parser.parse(file, languageForPath(file)!, text);
+        const found = scanIdentifiers(tree, languageForPath(file)!.id).identifiers.get(row) ?? [];
+        return Object.fromEntries(found.map((i) => [i.name, i.role]));
+      };
+      const py = [
+        'result = self.repo.find_user(user_id)',
+        'client = HttpClient(timeout)',
+        'for key, value in mapping.entries():',
+        '    pass',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('a.py', py, 0), {
+        result: 'declared', self: 'reference', repo: 'member', find_user: 'call', user_id: 'reference',
+      });
+      assert.deepStrictEqual(await roles('a.py', py, 1), {
+        client: 'declared', HttpClient: 'new', timeout: 'reference',
+      });
+      assert.deepStrictEqual(await roles('a.py', py, 2), {
+        key: 'declared', value: 'declared', mapping: 'reference', entries: 'call',
+      });
+      const go = [
+        'package main',
+        'func run(s *Server) {',
+        '\tcfg, err := s.LoadConfig(path)',
+        '\tvar w Writer = NewWriter()',
+        '}',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('a.go', go, 1), { run: 'declared', s: 'declared', Server: 'type' });
+      assert.deepStrictEqual(await roles('a.go', go, 2), {
+        cfg: 'declared', err: 'declared', s: 'reference', LoadConfig: 'call', path: 'reference',
+      });
+      assert.deepStrictEqual(await roles('a.go', go, 3), { w: 'declared', Writer: 'type', NewWriter: 'call' });
     } finally {
       parser.dispose();
     }

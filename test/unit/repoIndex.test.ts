@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { IndexClient } from '../../src/index/indexClient';
+import { IndexClient } from '../../src/retrieval/indexClient';
 import { saveIndex, loadIndex } from '../../src/index/persist';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex, FileRefresher } from '../../src/index/workspace';

@@ -25,7 +25,10 @@ dest_root="$root/.bench/repos"
 export GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=file
 git_() { git -c safe.directory='*' "$@"; }
 
-# name<TAB>owner/repo<TAB>commit<TAB>tsFiles, one line per entry.
+# Source files of the languages tasks are made from (TypeScript/JavaScript without .d.ts, Python, Go).
+source_re='\.(ts|tsx|js|jsx|mjs|cjs|py|go)$'
+
+# name<TAB>owner/repo<TAB>commit<TAB>sourceFiles, one line per entry.
 entries=$(node -e '
   const list = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   for (const e of list) {
@@ -33,7 +36,7 @@ entries=$(node -e '
       console.error("bad entry in repos.json: " + JSON.stringify(e));
       process.exit(1);
     }
-    console.log([e.name, e.repo, e.commit, e.tsFiles ?? ""].join("\t"));
+    console.log([e.name, e.repo, e.commit, e.sourceFiles ?? ""].join("\t"));
   }' "$manifest")
 
 wanted=("$@")
@@ -69,7 +72,7 @@ mkdir -p "$dest_root"
 tmp=""
 trap '[[ -n "$tmp" ]] && rm -rf "$tmp"' EXIT
 missing=0
-while IFS=$'\t' read -r name repo commit ts_files; do
+while IFS=$'\t' read -r name repo commit source_files; do
   is_wanted "$name" || continue
   dest="$dest_root/$name"
   if [[ -f "$dest/.commit" && "$(cat "$dest/.commit")" == "$commit" ]]; then
@@ -91,7 +94,7 @@ EOF
     continue
   fi
   # Snapshots from the fetch tool can lack their largest blobs (images, source maps, big JSON). Leave those
-  # files out; a missing TypeScript source would change the benchmark, so that mirror is not accepted.
+  # files out; a missing source file would change the benchmark, so that mirror is not accepted.
   missing_paths=$(git_ --git-dir="$gitdir" ls-tree -r -z "$commit" | node -e '
     const { execFileSync } = require("child_process");
     const entries = require("fs").readFileSync(0, "utf8").split("\0").filter(Boolean)
@@ -103,9 +106,9 @@ EOF
       maxBuffer: 1 << 30 }).toString().split("\n");
     entries.forEach((e, i) => { if (out[i].endsWith(" missing")) console.log(e.path); });
   ' "$gitdir")
-  if grep -E '\.tsx?$' <<<"$missing_paths" | grep -vqE '\.d\.ts$'; then
-    echo "$name: $gitdir lacks TypeScript sources of $repo@$commit:" >&2
-    grep -E '\.tsx?$' <<<"$missing_paths" | head -5 >&2
+  if grep -E "$source_re" <<<"$missing_paths" | grep -vqE '\.d\.ts$'; then
+    echo "$name: $gitdir lacks source files of $repo@$commit:" >&2
+    grep -E "$source_re" <<<"$missing_paths" | head -5 >&2
     echo "  Put a complete clone at \$REPOGATE_MIRROR/${repo/\//+} (a bare clone of https://github.com/$repo) and run again." >&2
     missing=1
     continue
@@ -118,7 +121,7 @@ EOF
   if [[ -n "$missing_paths" ]]; then
     # git archive stops at the first absent blob, even one excluded by a pathspec. Write a copy of the
     # commit's tree without those files into a scratch object store (the mirror itself is not written to).
-    echo "$name: leaving out $(wc -l <<<"$missing_paths") file(s) whose contents the mirror lacks (not TypeScript)"
+    echo "$name: leaving out $(wc -l <<<"$missing_paths") file(s) whose contents the mirror lacks (not source code)"
     export GIT_OBJECT_DIRECTORY="$tmp/.git-scratch/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$gitdir/objects"
     export GIT_INDEX_FILE="$tmp/.git-scratch/index"
     git_ --git-dir="$gitdir" read-tree "$commit"
@@ -133,10 +136,10 @@ EOF
   mv "$tmp/tree" "$dest"
   rm -rf "$tmp"
   tmp=""
-  count=$(cd "$dest" && find . -type f \( -name '*.ts' -o -name '*.tsx' \) ! -name '*.d.ts' ! -path '*/node_modules/*' | wc -l)
-  echo "$name: $count TypeScript files (.ts/.tsx, no .d.ts)"
-  if [[ -n "$ts_files" && "$count" != "$ts_files" ]]; then
-    echo "$name: warning: repos.json says tsFiles $ts_files" >&2
+  count=$(cd "$dest" && find . -type f ! -name '*.d.ts' ! -path '*/node_modules/*' | grep -cE "$source_re" || true)
+  echo "$name: $count source files (TS/JS without .d.ts, Python, Go)"
+  if [[ -n "$source_files" && "$count" != "$source_files" ]]; then
+    echo "$name: warning: repos.json says sourceFiles $source_files" >&2
   fi
 done <<<"$entries"
 

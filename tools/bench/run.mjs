@@ -1,7 +1,8 @@
 // `npm run bench`: the retrieval benchmark on the pinned public repositories in repos.json, one `repogate bench`
-// run per repository (RepoGate, RepoCoder-Jaccard and BM25 on the same tasks), then one comparison table.
+// run per repository (RepoGate, each of its retrievers alone, RepoCoder-Jaccard and BM25 on the same tasks), then
+// one table per half (tuning: constants may be chosen on it; checking: never looked at while tuning) and a summary.
 // Repositories are materialised by checkout.sh into .bench/repos (never committed); tasks are made once by
-// `repogate make-tasks` into .bench/tasks. Usage: npm run bench [-- name ...] [-- --per-kind N]
+// `repogate make-tasks` into .bench/tasks. Usage: npm run bench [-- name ... | tuning | checking] [-- --per-kind N]
 import { execFileSync, spawnSync } from 'child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { dirname, join } from 'path';
@@ -11,8 +12,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli.js');
 const args = process.argv.slice(2);
 const perKindAt = args.indexOf('--per-kind');
-const perKind = perKindAt >= 0 ? args.splice(perKindAt, 2)[1] : '150';
-const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json'), 'utf8')).filter((r) => args.length === 0 || args.includes(r.name));
+const perKind = perKindAt >= 0 ? args.splice(perKindAt, 2)[1] : '100';
+const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json'), 'utf8')).filter(
+  (r) => args.length === 0 || args.includes(r.name) || args.includes(r.half),
+);
 
 if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], { cwd: root, stdio: 'inherit' });
@@ -32,16 +35,60 @@ for (const repo of repos) {
 }
 
 const f = (x, d = 2) => x.toFixed(d);
-const lines = [
-  '| repository @ commit | files | cross tasks | RepoGate recall | Jaccard recall | BM25 recall | RepoGate p50 / p95 ms | Jaccard p50 ms | BM25 p50 ms | cold index s | RSS MB | warm start s | update ms (lines) |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-];
-for (const { repo, report } of rows) {
-  const r = report.retrieval;
-  const i = report.index;
-  lines.push(`| ${repo.repo} @ ${repo.commit.slice(0, 10)} | ${i.files} | ${report.tasks.cross} | **${f(r.repogate.recall)}** | ${f(r.jaccard.recall)} | ${f(r.bm25.recall)} | ${f(r.repogate.p50_ms, 1)} / ${f(r.repogate.p95_ms, 1)} | ${f(r.jaccard.p50_ms, 1)} | ${f(r.bm25.p50_ms, 1)} | ${f(i.build_ms / 1000, 1)} | ${i.rss_mb} | ${f(i.warm_ms / 1000, 2)} | ${f(i.update_ms.p50, 1)} (${i.update_ms.lines}) |`);
+const row = (cells) => `| ${cells.join(' | ')} |`;
+const RETRIEVERS = ['definition', 'lexical', 'similar', 'sibling', 'recent'];
+const lines = [];
+for (const half of ['tuning', 'checking']) {
+  const inHalf = rows.filter(({ repo }) => repo.half === half);
+  if (inHalf.length === 0) continue;
+  lines.push(
+    `### ${half} half`,
+    '',
+    row([
+      'repository @ commit', 'files', 'cross tasks', 'RepoGate', 'Jaccard', 'BM25', 'alone: def / lex / sim / sib',
+      'RepoGate p50 / p95 ms', 'Jaccard p50 ms', 'BM25 p50 ms', 'cold index s', 'RSS MB', 'warm start s',
+      'update ms (lines)',
+    ]),
+    row(Array(14).fill('---')),
+  );
+  for (const { repo, report } of inHalf) {
+    const r = report.retrieval;
+    const i = report.index;
+    const alone = RETRIEVERS.filter((n) => n !== 'recent').map((n) => f(report.perRetriever[n] ?? 0)).join(' / ');
+    const best = Math.max(r.jaccard.recall, r.bm25.recall);
+    const mark = r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '';
+    lines.push(row([
+      `${repo.repo} @ ${repo.commit.slice(0, 10)}`, i.files, report.tasks.cross, `**${f(r.repogate.recall)}**${mark}`,
+      f(r.jaccard.recall), f(r.bm25.recall), alone, `${f(r.repogate.p50_ms, 1)} / ${f(r.repogate.p95_ms, 1)}`,
+      f(r.jaccard.p50_ms, 1), f(r.bm25.p50_ms, 1), f(i.build_ms / 1000, 1), i.rss_mb, f(i.warm_ms / 1000, 2),
+      `${f(i.update_ms.p50, 1)} (${i.update_ms.lines})`,
+    ]));
+  }
+  lines.push('');
 }
-const mean = (key) => rows.reduce((s, { report }) => s + report.retrieval[key].recall, 0) / Math.max(1, rows.length);
-lines.push('', `mean recall: RepoGate ${f(mean('repogate'))}, Jaccard ${f(mean('jaccard'))}, BM25 ${f(mean('bm25'))}; RepoGate − Jaccard = ${f((mean('repogate') - mean('jaccard')) * 100, 1)} points`);
+const summary = (half) => {
+  const inHalf = rows.filter(({ repo }) => half === 'all' || repo.half === half);
+  const mean = (key) =>
+    inHalf.reduce((s, { report }) => s + report.retrieval[key].recall, 0) / Math.max(1, inHalf.length);
+  const below = inHalf
+    .filter(({ report: { retrieval: r } }) => r.repogate.recall < Math.max(r.jaccard.recall, r.bm25.recall))
+    .map(({ repo }) => repo.name);
+  const gain = (mean('repogate') - mean('jaccard')) * 100;
+  return row([
+    half, inHalf.length, f(mean('repogate'), 3), f(mean('jaccard'), 3), f(mean('bm25'), 3), f(gain, 1),
+    below.join(', ') || 'none',
+  ]);
+};
+lines.push(
+  row(['half', 'repositories', 'mean RepoGate', 'mean Jaccard', 'mean BM25', 'RepoGate − Jaccard, points',
+    'below a baseline']),
+  row(Array(7).fill('---')),
+);
+for (const half of ['tuning', 'checking', 'all']) lines.push(summary(half));
+lines.push('', 'stage p50 / p95 ms (query, each retriever, pack):');
+for (const { repo, report } of rows) {
+  const stages = Object.entries(report.stages).map(([stage, t]) => `${stage} ${f(t.p50, 1)} / ${f(t.p95, 1)}`);
+  lines.push(`- ${repo.name}: ${stages.join(', ')}`);
+}
 console.log(lines.join('\n'));
 writeFileSync(join(root, '.bench', 'results.json'), JSON.stringify(rows.map(({ repo, report }) => ({ ...repo, ...report })), null, 2));

@@ -1,7 +1,7 @@
 import { parentPort } from 'worker_threads';
-import { retrieve } from '../retrieval/retrieve';
-import { RepoIndex } from './repoIndex';
-import { buildIndex, FileRefresher } from './workspace';
+import { retrieve } from './retrieve';
+import { RepoIndex } from '../index/repoIndex';
+import { buildIndex, FileRefresher } from '../index/workspace';
 import type { IndexRequest } from './indexClient';
 
 /**

@@ -1,11 +1,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
-import { PendingRequests } from './pendingRequests';
-import type { IndexStats } from './repoIndex';
-import type { SkipReason } from './skipReason';
-import type { BuildOptions, BuildReport } from './workspace';
+import type { RetrievalRequest, RetrievalResult } from './types';
+import { PendingRequests } from '../index/pendingRequests';
+import type { IndexStats } from '../index/repoIndex';
+import type { SkipReason } from '../index/skipReason';
+import type { BuildOptions, BuildReport } from '../index/workspace';
 
 /** Build options that can cross a thread boundary (no callbacks, no signal). */
 export type WorkerBuildOptions = Omit<BuildOptions, 'signal' | 'onProgress' | 'parser'>;

@@ -1,0 +1,30 @@
+import { lineWindows, WINDOW_LINES, WINDOW_STRIDE } from '../index/windows';
+import { jaccard, tokenSet } from './query';
+import type { Retriever } from './retriever';
+import type { Snippet } from './types';
+
+const CANDIDATES = 4;
+/** Recent files searched, most recent first. */
+const FILES = 10;
+
+/** Jaccard-similar 20-line windows from recently used files (as Copilot and Cody do). */
+export const recentRetriever: Retriever = {
+  name: 'recent',
+  costMs: 1,
+  retrieve({ request, windowTokens }) {
+    if (!request.recent?.length) return [];
+    const scored: Snippet[] = [];
+    for (const file of request.recent.filter((f) => f.path !== request.path).slice(0, FILES)) {
+      for (const window of lineWindows(file.path, file.text, WINDOW_LINES, WINDOW_STRIDE)) {
+        const score = jaccard(windowTokens, tokenSet(window.text));
+        if (score <= 0) continue;
+        const why = `Jaccard ${score.toFixed(2)} with a recent file`;
+        scored.push({ path: file.path, range: window.range, text: window.text, retriever: 'recent', why, score });
+      }
+    }
+    return scored
+      .sort((a, b) => b.score - a.score)
+      .slice(0, CANDIDATES)
+      .map((snippet) => ({ key: `${snippet.path}#${snippet.range.start}-window`, snippet, strong: false }));
+  },
+};

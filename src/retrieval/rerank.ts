@@ -1,0 +1,53 @@
+import { identifiers } from '../index/tokenize';
+import type { Candidate } from './fusion';
+import type { RetrievalQuery } from './query';
+import type { RetrieverName, Snippet } from './types';
+
+/** Per unit of anchor weight the snippet names (capped): code naming what is around the cursor is on topic. */
+const OVERLAP_WEIGHT = 0.02;
+/** Anchor weight counted at most: a long snippet naming everything is not five times as relevant. */
+const OVERLAP_CAP = 5;
+/** Same folder as the current file: parallel and closely related code lives together. */
+const SAME_DIR_BONUS = 0.03;
+/**
+ * What a huge type's outline is charged for in the length penalty (the packer focuses it to its likeliest
+ * members): otherwise the receiver's own type ranks below small declarations around it.
+ */
+export const FOCUSED_OUTLINE_CHARS = 450;
+/** Characters beyond which a snippet is cut when packed, so they never count against it. */
+const PACKABLE_CHARS = 1500;
+/** Length penalty scale: a snippet this long scores half of an empty one of equal relevance. */
+const LENGTH_SCALE = 3000;
+
+/**
+ * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, same directory;
+ * divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
+ * relevance. Returns snippets best first, and which path's strong evidence each carries.
+ */
+export function rerank(
+  candidates: Candidate[],
+  query: RetrievalQuery,
+  currentPath: string,
+): { ranked: Snippet[]; strongBy: Map<Snippet, RetrieverName> } {
+  const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
+  const currentDir = currentPath.slice(0, currentPath.lastIndexOf('/') + 1);
+  const strongBy = new Map<Snippet, RetrieverName>();
+  const scored = candidates.map((c) => {
+    let score = c.score;
+    let overlap = 0;
+    for (const name of new Set(identifiers(c.snippet.text))) overlap += anchorWeight.get(name) ?? 0;
+    score += OVERLAP_WEIGHT * Math.min(overlap, OVERLAP_CAP);
+    const { path } = c.snippet;
+    if (path.startsWith(currentDir) && !path.slice(currentDir.length).includes('/')) score += SAME_DIR_BONUS;
+    // A long snippet is cut to fit when packed, so only the part that can be packed counts against it; an
+    // outline listed a member a line is focused to its likeliest members, so it costs at most a focused outline.
+    const charged = Math.min(c.snippet.text.length, c.snippet.members?.length ? FOCUSED_OUTLINE_CHARS : PACKABLE_CHARS);
+    score /= 1 + charged / LENGTH_SCALE;
+    const others = Object.keys(c.ranks).filter((r) => r !== c.snippet.retriever);
+    const why = others.length ? `${c.snippet.why}; also found by ${others.join(', ')}` : c.snippet.why;
+    const snippet: Snippet = { ...c.snippet, score, why };
+    if (c.strongBy) strongBy.set(snippet, c.strongBy);
+    return snippet;
+  });
+  return { ranked: scored.sort((a, b) => b.score - a.score), strongBy };
+}

@@ -1,0 +1,65 @@
+import type { RepoIndex } from '../index/repoIndex';
+import { mostSimilarWindow } from './chunkWindows';
+import type { Retriever } from './retriever';
+import type { Snippet } from './types';
+
+/** Sibling files searched at most. */
+const FILES = 16;
+const CANDIDATES = 4;
+
+/**
+ * Sibling implementations share code: `MySqlSchemaHelper.ts` reads like `OracleSchemaHelper.ts`, a view like
+ * the views beside it. Files named with the same last words as the current file, and files in its folder,
+ * are searched window by window for the code most similar (Jaccard) to the lines before the cursor.
+ */
+export const siblingRetriever: Retriever = {
+  name: 'sibling',
+  costMs: 2,
+  retrieve({ index, request, windowTokens }) {
+    const scored: Snippet[] = [];
+    for (const filePath of siblingFiles(index, request.path)) {
+      for (const chunk of index.facts(filePath)?.chunks ?? []) {
+        if (chunk.kind === 'outline') continue;
+        const { similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
+        const why = `Jaccard ${similarity.toFixed(2)} in a sibling file`;
+        if (similarity > 0) scored.push({ ...window, retriever: 'sibling', why, score: similarity });
+      }
+    }
+    return scored
+      .sort((a, b) => b.score - a.score)
+      .slice(0, CANDIDATES)
+      .map((snippet) => ({ key: `${snippet.path}#${snippet.range.start}-window`, snippet, strong: false }));
+  },
+};
+
+function siblingFiles(index: RepoIndex, currentPath: string): string[] {
+  const slash = currentPath.lastIndexOf('/');
+  const dir = currentPath.slice(0, slash + 1);
+  const base = currentPath.slice(slash + 1).replace(/\.[^.]*$/, '');
+  const words = base.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [base];
+  const suffix = words.length > 1 ? words.slice(-2).join('') : '';
+  const siblings: string[] = [];
+  for (const [filePath, name] of fileNames(index)) {
+    if (filePath === currentPath) continue;
+    const sameDir = filePath.startsWith(dir) && !filePath.slice(dir.length).includes('/');
+    if (sameDir || (suffix && name.endsWith(suffix) && name !== suffix)) siblings.push(filePath);
+    if (siblings.length >= FILES) break;
+  }
+  return siblings;
+}
+
+const fileNameCache = new WeakMap<RepoIndex, { version: number; names: [path: string, name: string][] }>();
+
+/** Every indexed path with its file name less the extension, recomputed only when the file set changes. */
+function fileNames(index: RepoIndex): [path: string, name: string][] {
+  let cached = fileNameCache.get(index);
+  if (!cached || cached.version !== index.fileSetVersion) {
+    const names = [...index.files.keys()].map((p): [string, string] => [
+      p,
+      p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, ''),
+    ]);
+    cached = { version: index.fileSetVersion, names };
+    fileNameCache.set(index, cached);
+  }
+  return cached.names;
+}

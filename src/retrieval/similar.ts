@@ -1,0 +1,42 @@
+import { presentWindow } from './chunkWindows';
+import type { Hit, Retriever } from './retriever';
+
+/** Windows proposed (after overlapping ones of the same chunk are dropped). */
+const CANDIDATES = 4;
+/** Windows asked of the index: overlapping windows of one chunk are merged, so more are asked than kept. */
+const SEARCHED = 12;
+/**
+ * Jaccard at or above this means the lines before the cursor exist nearly as they are elsewhere (a sibling
+ * implementation, a copied block): what followed them there is the strongest evidence there is.
+ */
+export const STRONG_SIMILARITY = 0.5;
+
+/**
+ * RepoCoder's global similar-code search: the windows anywhere in the repository whose identifier sets are
+ * most similar to the 20 lines before the cursor (the index's inverted window index, not a scan).
+ */
+export const similarRetriever: Retriever = {
+  name: 'similar',
+  costMs: 2,
+  retrieve({ index, request, windowTokens }) {
+    const hits: Hit[] = [];
+    const taken = new Set<string>();
+    for (const found of index.similarWindows(windowTokens, SEARCHED, (chunk) => chunk.path === request.path)) {
+      if (taken.has(found.chunk.id)) continue;
+      taken.add(found.chunk.id);
+      const window = presentWindow(found.chunk, found.start);
+      hits.push({
+        key: `${window.path}#${window.range.start}-window`,
+        snippet: {
+          ...window,
+          retriever: 'similar',
+          why: `Jaccard ${found.score.toFixed(2)} anywhere in the repository`,
+          score: found.score,
+        },
+        strong: found.score >= STRONG_SIMILARITY,
+      });
+      if (hits.length === CANDIDATES) break;
+    }
+    return hits;
+  },
+};

@@ -1,0 +1,203 @@
+import * as assert from 'assert';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+import { WindowIndex } from '../../src/index/windows';
+import type { Chunk, FileFacts } from '../../src/index/types';
+import { formQuery, tokenSet } from '../../src/retrieval/query';
+import { fuseAndPack, RETRIEVERS, retrieve } from '../../src/retrieval/retrieve';
+import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
+import type { RetrieverName } from '../../src/retrieval/types';
+import { SHOP, tempDir } from '../helpers/fixtures';
+
+/** Deterministic pseudo-random numbers (mulberry32), so that a failure replays. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCABULARY = Array.from({ length: 120 }, (_, i) => `name${i}`);
+
+function source(next: () => number, functions: number): string {
+  const out: string[] = [];
+  for (let f = 0; f < functions; f++) {
+    const length = 3 + Math.floor(next() * 45);
+    out.push(`export function fn${Math.floor(next() * 1e6)}(a, b) {`);
+    for (let l = 0; l < length; l++) {
+      const words = Array.from({ length: 4 }, () => VOCABULARY[Math.floor(next() ** 2 * VOCABULARY.length)]);
+      out.push(`  const ${words[0]} = ${words[1]}.${words[2]}(${words[3]}, a);`);
+    }
+    out.push('}', '');
+  }
+  return out.join('\n');
+}
+
+const view = (hits: ReturnType<WindowIndex['search']>): string[] =>
+  hits.map((h) => `${h.chunk.path}:${h.chunk.range.start + h.start}:${h.score.toFixed(6)}`);
+
+describe('similar-code window index', () => {
+  it('answers after any sequence of updates exactly as an index rebuilt from scratch', async () => {
+    const next = random(7);
+    const { dir, cleanup } = await tempDir();
+    try {
+      const incremental = new RepoIndex(dir);
+      const texts = new Map<string, string>();
+      // Enough edits that removed windows outnumber live ones, so compaction runs in between.
+      for (let step = 0; step < 160; step++) {
+        const file = `src/f${Math.floor(next() * 12)}.ts`;
+        if (texts.has(file) && next() < 0.15) {
+          texts.delete(file);
+          incremental.remove(file);
+        } else {
+          const text = source(next, 1 + Math.floor(next() * 5));
+          texts.set(file, text);
+          await incremental.update(file, text);
+        }
+      }
+      const rebuilt = new RepoIndex(dir);
+      for (const [file, text] of texts) await rebuilt.update(file, text);
+      for (let q = 0; q < 25; q++) {
+        const query = tokenSet(source(next, 1));
+        const skip = (chunk: Chunk): boolean => chunk.path === 'src/f0.ts';
+        const expected = view(rebuilt.similarWindows(query, 10, skip));
+        assert.deepStrictEqual(view(incremental.similarWindows(query, 10, skip)), expected);
+      }
+      incremental.dispose();
+      rebuilt.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('stays exact through compactions of its dead slots', async () => {
+    const next = random(11);
+    const { dir, cleanup } = await tempDir();
+    try {
+      // Chunks from real extraction, so that windows, outlines and statement groups are what the index sees.
+      const repo = new RepoIndex(dir);
+      const files = new Map<string, Chunk[]>();
+      const incremental = new WindowIndex(8);
+      for (let step = 0; step < 120; step++) {
+        const file = `src/g${Math.floor(next() * 6)}.ts`;
+        await repo.update(file, source(next, 1 + Math.floor(next() * 4)));
+        const chunks = repo.facts(file)!.chunks;
+        incremental.remove((files.get(file) ?? []).map((c) => c.id));
+        incremental.add(chunks);
+        files.set(file, chunks);
+      }
+      const rebuilt = new WindowIndex();
+      for (const chunks of files.values()) rebuilt.add(chunks);
+      assert.strictEqual(incremental.size, rebuilt.size);
+      for (let q = 0; q < 25; q++) {
+        const query = tokenSet(source(next, 1));
+        assert.deepStrictEqual(view(incremental.search(query, 10)), view(rebuilt.search(query, 10)));
+      }
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('scores candidates by exact Jaccard over identifier sets, and forgets removed chunks', () => {
+    const windows = new WindowIndex();
+    const chunk = (id: string, text: string): Chunk =>
+      ({ id, path: id, kind: 'function', range: { start: 0, end: 1 }, text, symbols: [] });
+    windows.add([
+      chunk('a.ts', 'alpha beta gamma delta'), chunk('b.ts', 'alpha beta epsilon'), chunk('c.ts', 'zeta eta'),
+    ]);
+    const hits = windows.search(['alpha', 'beta', 'gamma'], 5);
+    assert.deepStrictEqual(hits.map((h) => [h.chunk.id, h.score]), [['a.ts', 3 / 4], ['b.ts', 2 / 4]]);
+    windows.remove(['a.ts']);
+    assert.deepStrictEqual(windows.search(['alpha', 'beta', 'gamma'], 5).map((h) => h.chunk.id), ['b.ts']);
+    assert.strictEqual(windows.size, 2);
+  });
+});
+
+describe('retriever interface', () => {
+  let index: RepoIndex;
+  before(async () => {
+    index = new RepoIndex(SHOP);
+    await buildIndex(index, { root: SHOP });
+  });
+  after(() => index.dispose());
+
+  const text = [
+    "import { UserRepo } from '../db/userRepo';", '', 'export async function report(repo: UserRepo) {',
+    '  const n = await repo.', '}', '',
+  ].join('\n');
+  const recent = [{ path: 'src/db/userRepo.ts', text: 'export class UserRepo {}\n' }];
+  const request = { path: 'src/services/report.ts', text, cursor: { line: 3, character: 23 }, recent };
+
+  it('names each retriever once, with a cost, and each returns only its own, never the current file', () => {
+    const names = RETRIEVERS.map((r) => r.name);
+    assert.deepStrictEqual([...new Set(names)].sort(), ['definition', 'lexical', 'recent', 'sibling', 'similar']);
+    const query = formQuery(text, request.cursor);
+    const facts: FileFacts = {
+      path: request.path, language: 'typescript', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+    };
+    const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
+    for (const retriever of RETRIEVERS) {
+      assert.ok(retriever.costMs > 0, retriever.name);
+      for (const hit of retriever.retrieve(context)) {
+        assert.strictEqual(hit.snippet.retriever, retriever.name);
+        assert.notStrictEqual(hit.snippet.path, request.path);
+      }
+    }
+  });
+
+  it('runs only the retrievers asked for, and times every stage it ran', () => {
+    const result = retrieve(index, { ...request, retrievers: ['definition'] });
+    assert.ok(result.snippets.length > 0);
+    assert.ok(result.snippets.every((s) => s.retriever === 'definition'));
+    assert.deepStrictEqual(Object.keys(result.timings.stages).sort(), ['definition', 'pack', 'query']);
+    const all = retrieve(index, request);
+    for (const name of ['definition', 'lexical', 'similar', 'sibling', 'recent', 'pack']) {
+      assert.ok(all.timings.stages[name] >= 0, name);
+    }
+  });
+});
+
+describe('fusion', () => {
+  const query = formQuery('function f() {\n  run(\n', { line: 1, character: 6 });
+  const request = { path: 'src/here.ts', text: '', cursor: { line: 1, character: 6 } };
+  const context = { query, request, index: new RepoIndex('/nowhere') } as unknown as RetrievalContext;
+  const hit = (name: RetrieverName, path: string, score: number, strong: boolean, text: string): Hit => ({
+    key: `${path}:${name}`,
+    snippet: { path, range: { start: 0, end: text.split('\n').length }, text, retriever: name, why: '', score },
+    strong,
+  });
+  const body = (tag: string): string =>
+    Array.from({ length: 12 }, (_, i) => `  const ${tag}${i} = compute${tag}(${i}, options);`).join('\n');
+
+  it('never lets the other paths crowd out a strong candidate, wherever the fused rank puts it', () => {
+    for (const rank of [0, 3, 7]) {
+      const similar = Array.from({ length: 8 }, (_, i) =>
+        hit('similar', `src/s${i}.ts`, 0.3, i === rank, body(`S${i}`)));
+      const definitions = Array.from({ length: 10 }, (_, i) =>
+        hit('definition', `src/d${i}.ts`, 1, false, body(`D${i}`)));
+      const lexical = Array.from({ length: 10 }, (_, i) => hit('lexical', `src/l${i}.ts`, 9, false, body(`L${i}`)));
+      const results = [
+        { name: 'definition' as const, hits: definitions },
+        { name: 'lexical' as const, hits: lexical },
+        { name: 'similar' as const, hits: similar },
+      ];
+      const { packed } = fuseAndPack(results, context, 2000);
+      const strong = packed.find((s) => s.path === `src/s${rank}.ts`);
+      assert.ok(strong, `the strong window at rank ${rank} is packed`);
+      assert.strictEqual(strong.text, body(`S${rank}`).replace(/^ {2}/gm, ''), 'whole, not cut to its path share');
+    }
+  });
+
+  it('keeps the fused order when no evidence is strong', () => {
+    const definitions = Array.from({ length: 3 }, (_, i) =>
+      hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`));
+    const similar = [hit('similar', 'src/s.ts', 0.2, false, 'const s = 1;')];
+    const results = [{ name: 'definition' as const, hits: definitions }, { name: 'similar' as const, hits: similar }];
+    const { packed } = fuseAndPack(results, context, 2000);
+    assert.deepStrictEqual(packed.map((s) => s.path), ['src/d0.ts', 'src/d1.ts', 'src/d2.ts', 'src/s.ts']);
+  });
+});
