@@ -8,14 +8,10 @@ import type { ModelInfo } from '../model/codeModel';
 import type { PromptBudget } from '../model/promptBudget';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import type { CompletionRequest, CompletionResult } from './completionEngine';
-import type { ModelRequest } from './modelHost';
+import type { ModelRequest, ModelState } from './modelHost';
 
 /** What the engine process reports of its models: infos only, the models stay in that process. */
-export type RemoteModelState =
-  | { kind: 'no-model' }
-  | { kind: 'loading'; path: string }
-  | { kind: 'ready'; generator: ModelInfo; policyModel?: ModelInfo }
-  | { kind: 'error'; message: string; hint?: string };
+export type RemoteModelState = ModelState<ModelInfo>;
 
 /** Engine options that can cross a process boundary (retrieval is a round trip to the editor side). */
 export interface EngineSettings {

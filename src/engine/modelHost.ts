@@ -7,10 +7,11 @@ import { CodeModel, type ModelOptions } from '../model/codeModel';
 import { RemoteModel, type ServerOptions } from '../model/remote/remoteModel';
 import type { TokenModel } from '../model/tokenModel';
 
-export type ModelState =
+/** The host's models; `M` is the model itself in the engine process, its info on the other side of the process. */
+export type ModelState<M = TokenModel> =
   | { kind: 'no-model' }
   | { kind: 'loading'; path: string }
-  | { kind: 'ready'; generator: TokenModel; policyModel?: TokenModel }
+  | { kind: 'ready'; generator: M; policyModel?: M }
   | { kind: 'error'; message: string; hint?: string };
 
 export interface ModelRequest {
