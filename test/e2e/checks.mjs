@@ -122,10 +122,38 @@ function positionsIn(files, count, offset = 0) {
 }
 
 /**
- * At each position: opens the file with the cursor at the end of the line, presses Enter, types the prefix but
- * its last character, clears any ghost text, then presses that character and times it to the first frame that
- * shows ghost text (as the latency check does). The typed line is deleted again afterwards. Each sample says
- * whether RepoGate logged a model completion or a cache completion for the keystroke.
+ * Types `text` but its last character, clears any ghost text (a still-valid old suggestion would count), then
+ * presses the last character and times it to the first animation frame that shows ghost text. Returns `since`
+ * (the keystroke's Date.now()), `ms` (null: no ghost text within `timeout`), the ghost `text`, and the RepoGate
+ * log line the keystroke brought: `modelLine` and `source` ('model', 'cache', or null when RepoGate logged none).
+ */
+async function timeLastKey(editor, text, { timeout }) {
+  await editor.typeText(text.slice(0, -1));
+  for (let tries = 0; (await editor.ghostText()) !== null && tries < 5; tries++) {
+    await editor.pressKey('Escape');
+    await editor.page.waitForTimeout(50);
+  }
+  const log = editor.readExtensionLog();
+  const models = modelLines(log).length;
+  const caches = cacheLines(log).length;
+  const last = text.at(-1);
+  const since = Date.now();
+  await editor.pressKey(last === ' ' ? 'Space' : last);
+  let ghost;
+  try {
+    ghost = await editor.waitForGhostText({ since, timeout });
+  } catch {
+    return { since, ms: null, text: null, modelLine: undefined, source: null };
+  }
+  const after = await editor.waitForLog((t) => modelLines(t).length > models || cacheLines(t).length > caches, { timeout: 3_000 })
+    .catch(() => editor.readExtensionLog());
+  const modelLine = modelLines(after).slice(models)[0];
+  return { since, ms: ghost.ms, text: ghost.text, modelLine, source: modelLine ? 'model' : cacheLines(after).length > caches ? 'cache' : null };
+}
+
+/**
+ * At each position: opens the file with the cursor at the end of the line, presses Enter and times the prefix's
+ * last key (timeLastKey). The typed line is deleted again afterwards.
  */
 async function measureAtPositions(editor, positions, { timeout }) {
   const samples = [];
@@ -133,30 +161,10 @@ async function measureAtPositions(editor, positions, { timeout }) {
     await editor.openAt(file, line);
     await editor.pressKey('Escape');
     await editor.pressKey('Enter');
-    await editor.typeText(prefix.slice(0, -1));
-    for (let tries = 0; (await editor.ghostText()) !== null && tries < 5; tries++) {
-      await editor.pressKey('Escape');
-      await editor.page.waitForTimeout(50);
-    }
-    const log = editor.readExtensionLog();
-    const models = modelLines(log).length;
-    const caches = cacheLines(log).length;
-    const last = prefix.at(-1);
-    const since = Date.now();
-    await editor.pressKey(last === ' ' ? 'Space' : last);
-    const sample = { file: file.replace(/^.*\/big-repo\//, ''), line: line + 1, prefix, ms: null, source: null };
-    try {
-      const ghost = await editor.waitForGhostText({ since, timeout });
-      sample.ms = ghost.ms;
-      sample.ghost = ghost.text.slice(0, 80);
-      const after = await editor.waitForLog((t) => modelLines(t).length > models || cacheLines(t).length > caches, { timeout: 2_000 })
-        .catch(() => editor.readExtensionLog());
-      const model = modelLines(after).slice(models)[0];
-      sample.source = model ? 'model' : cacheLines(after).length > caches ? 'cache' : null;
-      if (model) sample.log = message(model);
-    } catch {
-      // No ghost text within the timeout: counted as such.
-    }
+    const timed = await timeLastKey(editor, prefix, { timeout });
+    const sample = { file: file.replace(/^.*\/big-repo\//, ''), line: line + 1, prefix, ms: timed.ms, source: timed.source };
+    if (timed.ms !== null) sample.ghost = timed.text.slice(0, 80);
+    if (timed.modelLine) sample.log = message(timed.modelLine);
     samples.push(sample);
     await editor.pressKey('Escape');
     await editor.pressKey('Control+Shift+K'); // delete the typed line: the file reads as before
@@ -310,33 +318,16 @@ export const checks = [
           await editor.pressKey('End');
           await editor.pressKey('Enter');
         }
-        await editor.typeText(text.slice(0, -1));
-        // Nothing may be on screen before the measured keystroke, or a still-valid old suggestion would count.
-        for (let tries = 0; (await editor.ghostText()) !== null && tries < 5; tries++) {
-          await editor.pressKey('Escape');
-          await editor.page.waitForTimeout(50);
-        }
-        const log = editor.readExtensionLog();
-        const models = modelLines(log).length;
-        const caches = cacheLines(log).length;
-        const last = text.at(-1);
-        const since = Date.now();
-        await editor.pressKey(last === ' ' ? 'Space' : last);
-        let ms;
-        try {
-          ({ ms } = await editor.waitForGhostText({ since, timeout: 5_000 }));
-        } catch {
+        const { since, ms, modelLine } = await timeLastKey(editor, text, { timeout: 5_000 });
+        if (ms === null) {
           misses++;
           continue;
         }
-        const after = await editor.waitForLog((t) => modelLines(t).length > models || cacheLines(t).length > caches, { timeout: 3_000 })
-          .catch(() => editor.readExtensionLog());
-        const newModel = modelLines(after).slice(models);
-        if (newModel.length) {
+        if (modelLine) {
           model.push(ms);
-          const inProvider = Number(/completion from model in (\d+) ms/.exec(newModel[0])[1]);
+          const inProvider = Number(/completion from model in (\d+) ms/.exec(modelLine)[1]);
           providerMs.push(inProvider);
-          const answered = logTime(newModel[0]);
+          const answered = logTime(modelLine);
           if (answered !== undefined) {
             toProvider.push(answered - inProvider - since);
             toScreen.push(since + ms - answered);
