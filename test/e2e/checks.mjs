@@ -59,6 +59,8 @@ function percentile(values, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+const round = (x) => (x === undefined ? null : Math.round(x));
+
 /** Characters that may be typed along ghost text without an editor reaction that changes the text after the cursor. */
 const typeAlong = (c) => /^[A-Za-z0-9_$ ;,=+\-*\/<>!&|?:]$/.test(c);
 
@@ -170,7 +172,6 @@ async function measureAtPositions(editor, positions, { timeout }) {
     await editor.pressKey('Control+Shift+K'); // delete the typed line: the file reads as before
   }
   const shown = samples.filter((s) => s.ms !== null).map((s) => s.ms);
-  const round = (x) => (x === undefined ? null : Math.round(x));
   return {
     positions: samples.length,
     withGhostText: shown.length,
@@ -336,7 +337,6 @@ export const checks = [
           cache.push(ms);
         }
       }
-      const round = (x) => (x === undefined ? null : Math.round(x));
       const all = [...model, ...cache];
       const result = {
         modelCompletions: model.length,
