@@ -169,15 +169,19 @@ function printMetrics() {
   const { realFiles: r, shapeModel: m } = metrics;
   if (r) {
     const side = (x) => `ghost text at ${x.withGhostText}/${x.positions}, p50 ${x.p50Ms} ms, p95 ${x.p95Ms} ms`;
+    const parts = (x) => `keystroke → provider call p50 ${x.keystrokeToProviderP50Ms} ms, in the provider p50 ${x.providerP50Ms} ms, `
+      + `provider answer → screen p50 ${x.providerAnswerToScreenP50Ms} ms`;
     console.log(`  large repository, line starts in ${r.nullExtension.positions} files: null extension ${side(r.nullExtension)}; `
       + `RepoGate (${r.repogate.modelCompletions} from the model) ${side(r.repogate)}; RepoGate p50 - null p50 = ${r.p50MarginMs} ms `
-      + `(target <= ${r.targetMarginMs} ms: ${r.targetMet ? 'met' : 'NOT MET'})`);
+      + `(target <= ${r.targetMarginMs} ms: ${r.targetMet ? 'met' : 'NOT MET'}); RepoGate's parts: ${parts(r.repogate)}`);
   } else {
     console.log('  RepoGate next to the null extension on the large repository: not measured');
   }
   if (m) {
     console.log(`  ${m.shape} shape, line starts in ${m.positions} files: ghost text at ${m.withGhostText}/${m.positions}, p50 ${m.p50Ms} ms, `
-      + `p95 ${m.p95Ms} ms (target >= ${m.targets.minGhostPositions}/${m.positions}, p50 <= ${m.targets.p50Ms} ms: ${m.targetMet ? 'met' : 'NOT MET'})`);
+      + `p95 ${m.p95Ms} ms (target >= ${m.targets.minGhostPositions}/${m.positions}, p50 <= ${m.targets.p50Ms} ms: ${m.targetMet ? 'met' : 'NOT MET'}); `
+      + `p50 of the parts: prompt ${m.promptTokensP50} tokens, ${m.evaluatedP50} evaluated, gate ${m.gateMsP50} ms, first token ${m.firstTokenMsP50} ms, `
+      + `provider total ${m.totalMsP50} ms at ${m.genTokSP50} tokens/s`);
   } else {
     console.log('  the 0.5B shape in the editor: not measured');
   }
