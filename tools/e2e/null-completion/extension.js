@@ -30,7 +30,9 @@ async function carryOut(request) {
     const document = await vscode.workspace.openTextDocument(vscode.Uri.file(request.file));
     const line = Math.min(request.line, document.lineCount - 1);
     const end = document.lineAt(line).range.end;
-    await vscode.window.showTextDocument(document, { selection: new vscode.Range(end, end), preview: false });
+    // Always the first group: "Explain Last Completion" opens its document beside, and a file opened in that
+    // group got no inline completions in the test.
+    await vscode.window.showTextDocument(document, { selection: new vscode.Range(end, end), preview: false, viewColumn: vscode.ViewColumn.One });
     return { languageId: document.languageId, lineCount: document.lineCount };
   }
   if (request.op === 'configure') {
