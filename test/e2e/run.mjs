@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // End-to-end test in a real VS Code: installs a packaged .vsix into code-server (run with Node 24 from the
 // tools/e2e/install.sh cache), opens a copy of test/fixtures/repos/shop in headless Debian chromium through
-// playwright-core and runs the named checks of checks.mjs. Builds nothing: run `npm run package` first.
+// playwright-core and runs the named checks of checks.mjs; the later checks open a large real-code repository and
+// time RepoGate next to tools/e2e/null-completion, the test-only baseline extension installed in every run.
+// Builds nothing: run `npm run package` first.
 // Usage: node test/e2e/run.mjs [file.vsix]   (default: the newest repogate-*.vsix in the repository root)
 // Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_E2E_TIMEOUT_S (whole run, default 900),
 // REPOGATE_E2E_ONLY (a regular expression: run only the checks whose names match), REPOGATE_E2E_LOOP_PROBE=1

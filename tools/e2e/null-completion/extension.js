@@ -17,7 +17,10 @@ const TEXT = 'nullCompletion();';
 function provideNull(document, position, _context, token) {
   if (!vscode.workspace.getConfiguration('repogateE2eBaseline').get('nullCompletions', false)) return undefined;
   return new Promise((done) => {
-    const timer = setTimeout(() => done([new vscode.InlineCompletionItem(TEXT, new vscode.Range(position, position))]), DELAY_MS);
+    const timer = setTimeout(
+      () => done([new vscode.InlineCompletionItem(TEXT, new vscode.Range(position, position))]),
+      DELAY_MS,
+    );
     token.onCancellationRequested(() => {
       clearTimeout(timer);
       done(undefined);
@@ -32,12 +35,17 @@ async function carryOut(request) {
     const end = document.lineAt(line).range.end;
     // Always the first group: "Explain Last Completion" opens its document beside, and a file opened in that
     // group got no inline completions in the test.
-    await vscode.window.showTextDocument(document, { selection: new vscode.Range(end, end), preview: false, viewColumn: vscode.ViewColumn.One });
+    await vscode.window.showTextDocument(document, {
+      selection: new vscode.Range(end, end),
+      preview: false,
+      viewColumn: vscode.ViewColumn.One,
+    });
     return { languageId: document.languageId, lineCount: document.lineCount };
   }
   if (request.op === 'configure') {
     const config = vscode.workspace.getConfiguration();
-    for (const [key, value] of Object.entries(request.settings)) await config.update(key, value, vscode.ConfigurationTarget.Global);
+    for (const [key, value] of Object.entries(request.settings))
+      await config.update(key, value, vscode.ConfigurationTarget.Global);
     return {};
   }
   throw new Error(`unknown request ${JSON.stringify(request.op)}`);
@@ -55,7 +63,10 @@ function watchRequests(dir) {
       const answer = (result) => fs.writeFileSync(path.join(dir, `done-${m[1]}.json`), JSON.stringify(result));
       Promise.resolve()
         .then(() => carryOut(JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'))))
-        .then((result) => answer({ ok: true, ...result }), (error) => answer({ ok: false, error: String(error?.message ?? error) }));
+        .then(
+          (result) => answer({ ok: true, ...result }),
+          (error) => answer({ ok: false, error: String(error?.message ?? error) }),
+        );
     }
   };
   const watcher = fs.watch(dir, scan);
@@ -64,8 +75,14 @@ function watchRequests(dir) {
 }
 
 exports.activate = (context) => {
-  context.subscriptions.push(vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, { provideInlineCompletionItems: provideNull }));
-  if (process.env.REPOGATE_E2E_BASELINE_DIR) context.subscriptions.push(watchRequests(process.env.REPOGATE_E2E_BASELINE_DIR));
+  context.subscriptions.push(
+    vscode.languages.registerInlineCompletionItemProvider(
+      { pattern: '**' },
+      { provideInlineCompletionItems: provideNull },
+    ),
+  );
+  if (process.env.REPOGATE_E2E_BASELINE_DIR)
+    context.subscriptions.push(watchRequests(process.env.REPOGATE_E2E_BASELINE_DIR));
 };
 
 exports.deactivate = () => {};
