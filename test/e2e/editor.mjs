@@ -1,6 +1,6 @@
 // Small helpers that drive VS Code's workbench (code-server) in a playwright-core page. The selectors were checked
 // against code-server 4.139.1 (test/e2e/README.md); keep them here, not in the checks.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'fs';
 import { join } from 'path';
 
 const EXTENSION_ID = 'repogate.repogate';
@@ -11,10 +11,30 @@ const plain = (text) => (text ?? '').replace(/\u00a0/g, ' ');
 
 /**
  * @param {import('playwright-core').Page} page the workbench page
- * @param {{ userDataDir: string, artifactsDir: string }} paths code-server's --user-data-dir; where screenshots go
+ * @param {{ userDataDir: string, artifactsDir: string, baselineDir: string }} paths code-server's --user-data-dir;
+ *   where screenshots go; the request folder of the baseline extension (tools/e2e/null-completion)
  */
-export function createEditor(page, { userDataDir, artifactsDir }) {
+export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
   const activeEditor = '.editor-group-container.active .monaco-editor';
+  let requests = 0;
+
+  /** Hands a request to the baseline extension and waits for its answer (written whole, then renamed). */
+  async function request(body, { timeout = 15_000 } = {}) {
+    const n = `${Date.now()}${String(requests++).padStart(4, '0')}`;
+    mkdirSync(baselineDir, { recursive: true });
+    const file = join(baselineDir, `request-${n}.json`);
+    writeFileSync(`${file}.tmp`, JSON.stringify(body));
+    renameSync(`${file}.tmp`, file);
+    const done = join(baselineDir, `done-${n}.json`);
+    const deadline = Date.now() + timeout;
+    while (!existsSync(done)) {
+      if (Date.now() > deadline) throw new Error(`the baseline extension did not carry out ${JSON.stringify(body)} within ${timeout} ms`);
+      await page.waitForTimeout(50);
+    }
+    const answer = JSON.parse(readFileSync(done, 'utf8'));
+    if (!answer.ok) throw new Error(`the baseline extension failed ${JSON.stringify(body)}: ${answer.error}`);
+    return answer;
+  }
 
   /** Visible text of the active editor without ghost text (Monaco only renders lines in view; the cursor's line always is). */
   async function editorText() {
@@ -64,6 +84,23 @@ export function createEditor(page, { userDataDir, artifactsDir }) {
       const tab = page.locator(`.editor-group-container.active .tab.active[aria-label^="${parts.at(-1)}"]`);
       await tab.waitFor({ state: 'visible', timeout: 15_000 });
       await page.locator(`${activeEditor}.focused`).waitFor({ timeout: 15_000 });
+    },
+
+    /**
+     * Opens a file (absolute path) with the cursor at the end of its 0-based `line` and waits for its editor to
+     * have the focus. Goes through the baseline extension: the explorer only renders the rows in view.
+     */
+    async openAt(file, line) {
+      const opened = await request({ op: 'open', file, line });
+      const name = file.split('/').at(-1);
+      await page.locator(`.editor-group-container.active .tab.active[aria-label^="${name}"]`).waitFor({ state: 'visible', timeout: 15_000 });
+      await page.locator(`${activeEditor}.focused`).waitFor({ timeout: 15_000 });
+      return opened;
+    },
+
+    /** Sets user settings (an object of key → value) through the baseline extension's configuration API. */
+    async configure(settings) {
+      await request({ op: 'configure', settings });
     },
 
     /** Types like a person: one key event per character ("\n" presses Enter, so auto-indent applies). */

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // End-to-end test in a real VS Code: installs a packaged .vsix into code-server (run with Node 24 from the
 // tools/e2e/install.sh cache), opens a copy of test/fixtures/repos/shop in headless Debian chromium through
-// playwright-core and runs the named checks of checks.mjs. Builds nothing: run `npm run package` first.
+// playwright-core and runs the named checks of checks.mjs; the later checks open a large real-code repository and
+// time RepoGate next to tools/e2e/null-completion, the test-only baseline extension installed in every run.
+// Builds nothing: run `npm run package` first.
 // Usage: node test/e2e/run.mjs [file.vsix]   (default: the newest repogate-*.vsix in the repository root)
 // Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_E2E_TIMEOUT_S (whole run, default 900),
 // REPOGATE_E2E_ONLY (a regular expression: run only the checks whose names match), REPOGATE_E2E_LOOP_PROBE=1
@@ -89,20 +91,25 @@ function withTimeout(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
+/** Packages the test-only extension in tools/e2e/<name> with vsce and installs it next to RepoGate. */
+async function installTestExtension(name, common, logFile) {
+  const vsix = join(work, `${name}.vsix`);
+  const vsce = spawn(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
+    { cwd: join(root, 'tools', 'e2e', name), stdio: 'ignore' });
+  if ((await withTimeout(exited(vsce), 60_000, `vsce package (${name})`)) !== 0) throw new Error(`vsce could not package tools/e2e/${name}`);
+  const installed = await withTimeout(exited(startCodeServer([...common, '--install-extension', vsix], logFile)), 120_000, `installing ${name}`);
+  if (installed !== 0) throw new Error(`installing tools/e2e/${name} exited with ${installed}`);
+}
+
 /**
- * REPOGATE_E2E_LOOP_PROBE=1: packages and installs tools/e2e/loop-probe, a test-only extension that logs every
- * stall of the extension host's event loop over 30 ms to test/e2e/artifacts/event-loop/exthost-<pid>.txt, with
- * the RepoGate log's timestamps: RepoGate's "event loop max delay" says how long the worst stall of an index build
- * was, the probe's timeline says when each one happened (model loading, activation, indexing…).
+ * REPOGATE_E2E_LOOP_PROBE=1: installs tools/e2e/loop-probe, a test-only extension that logs every stall of the
+ * extension host's event loop over 30 ms to test/e2e/artifacts/event-loop/exthost-<pid>.txt, with the RepoGate
+ * log's timestamps: RepoGate's "event loop max delay" says how long the worst stall of an index build was, the
+ * probe's timeline says when each one happened (model loading, activation, indexing…).
  */
 async function installLoopProbe(common, logFile) {
-  const vsix = join(work, 'loop-probe.vsix');
-  const vsce = spawn(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
-    { cwd: join(root, 'tools', 'e2e', 'loop-probe'), stdio: 'ignore' });
-  if ((await withTimeout(exited(vsce), 60_000, 'vsce package (loop probe)')) !== 0) throw new Error('vsce could not package tools/e2e/loop-probe');
   process.env.REPOGATE_E2E_LOOP_PROBE_DIR = join(artifactsDir, 'event-loop');
-  const installed = await withTimeout(exited(startCodeServer([...common, '--install-extension', vsix], logFile)), 120_000, 'installing the loop probe');
-  if (installed !== 0) throw new Error(`installing the loop probe exited with ${installed}`);
+  await installTestExtension('loop-probe', common, logFile);
   say(`event-loop probe installed: stalls over 30 ms go to ${process.env.REPOGATE_E2E_LOOP_PROBE_DIR}`);
 }
 
@@ -161,6 +168,25 @@ function printMetrics() {
   } else {
     console.log('  event loop while indexing a large repository: not measured');
   }
+  const { realFiles: r, shapeModel: m } = metrics;
+  if (r) {
+    const side = (x) => `ghost text at ${x.withGhostText}/${x.positions}, p50 ${x.p50Ms} ms, p95 ${x.p95Ms} ms`;
+    const parts = (x) => `keystroke → provider call p50 ${x.keystrokeToProviderP50Ms} ms, in the provider p50 ${x.providerP50Ms} ms, `
+      + `provider answer → screen p50 ${x.providerAnswerToScreenP50Ms} ms`;
+    console.log(`  large repository, line starts in ${r.nullExtension.positions} files: null extension ${side(r.nullExtension)}; `
+      + `RepoGate (${r.repogate.modelCompletions} from the model) ${side(r.repogate)}; RepoGate p50 - null p50 = ${r.p50MarginMs} ms `
+      + `(target <= ${r.targetMarginMs} ms: ${r.targetMet ? 'met' : 'NOT MET'}); RepoGate's parts: ${parts(r.repogate)}`);
+  } else {
+    console.log('  RepoGate next to the null extension on the large repository: not measured');
+  }
+  if (m) {
+    console.log(`  ${m.shape} shape, line starts in ${m.positions} files: ghost text at ${m.withGhostText}/${m.positions}, p50 ${m.p50Ms} ms, `
+      + `p95 ${m.p95Ms} ms (target >= ${m.targets.minGhostPositions}/${m.positions}, p50 <= ${m.targets.p50Ms} ms: ${m.targetMet ? 'met' : 'NOT MET'}); `
+      + `p50 of the parts: prompt ${m.promptTokensP50} tokens, ${m.evaluatedP50} evaluated, gate ${m.gateMsP50} ms, first token ${m.firstTokenMsP50} ms, `
+      + `provider total ${m.totalMsP50} ms at ${m.genTokSP50} tokens/s`);
+  } else {
+    console.log('  the 0.5B shape in the editor: not measured');
+  }
   console.log(`  run.mjs wall time ${metrics.wallSeconds} s`);
 }
 setTimeout(() => void finish(`the whole run exceeded ${seconds(timeoutMs)}`), timeoutMs).unref();
@@ -187,6 +213,10 @@ try {
   const installed = await withTimeout(exited(installer), 120_000, 'code-server --install-extension');
   if (installed !== 0) throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
   if (process.env.REPOGATE_E2E_LOOP_PROBE === '1') await installLoopProbe(common, logFile);
+  // The null-completion baseline of the editor-latency checks; it also opens files and sets settings for them.
+  const baselineDir = join(work, 'baseline-requests');
+  process.env.REPOGATE_E2E_BASELINE_DIR = baselineDir;
+  await installTestExtension('null-completion', common, logFile);
 
   const port = await freePort();
   say(`starting code-server on 127.0.0.1:${port}`);
@@ -206,7 +236,7 @@ try {
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
   say('workbench loaded');
 
-  const editor = createEditor(page, { userDataDir, artifactsDir });
+  const editor = createEditor(page, { userDataDir, artifactsDir, baselineDir });
   for (const check of selected) {
     const t0 = Date.now();
     try {

@@ -1,0 +1,88 @@
+// Test-only baseline extension (installed by test/e2e/run.mjs). Two jobs, both for the editor-latency checks:
+// 1. With "repogateE2eBaseline.nullCompletions" on, it answers every inline completion request with a fixed text
+//    after DELAY_MS: the keystroke → ghost text time of an extension that does no work, measured in the same
+//    code-server session as RepoGate, is the baseline RepoGate's figure is reported against.
+// 2. It carries out requests the test drops into $REPOGATE_E2E_BASELINE_DIR as request-<n>.json and answers each
+//    with done-<n>.json: {op: "open", file, line} opens a file with the cursor at the end of a line (the explorer
+//    cannot reach deep files of a large repository: its list only renders the rows in view), {op: "configure",
+//    settings} sets user settings through the configuration API (no race with a file watcher).
+const fs = require('fs');
+const path = require('path');
+const vscode = require('vscode');
+
+/** The baseline's work: a fixed delay, like a provider that answers in 100 ms whatever it is asked. */
+const DELAY_MS = 100;
+const TEXT = 'nullCompletion();';
+
+function provideNull(document, position, _context, token) {
+  if (!vscode.workspace.getConfiguration('repogateE2eBaseline').get('nullCompletions', false)) return undefined;
+  return new Promise((done) => {
+    const timer = setTimeout(
+      () => done([new vscode.InlineCompletionItem(TEXT, new vscode.Range(position, position))]),
+      DELAY_MS,
+    );
+    token.onCancellationRequested(() => {
+      clearTimeout(timer);
+      done(undefined);
+    });
+  });
+}
+
+async function carryOut(request) {
+  if (request.op === 'open') {
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(request.file));
+    const line = Math.min(request.line, document.lineCount - 1);
+    const end = document.lineAt(line).range.end;
+    // Always the first group: "Explain Last Completion" opens its document beside, and a file opened in that
+    // group got no inline completions in the test.
+    await vscode.window.showTextDocument(document, {
+      selection: new vscode.Range(end, end),
+      preview: false,
+      viewColumn: vscode.ViewColumn.One,
+    });
+    return { languageId: document.languageId, lineCount: document.lineCount };
+  }
+  if (request.op === 'configure') {
+    const config = vscode.workspace.getConfiguration();
+    for (const [key, value] of Object.entries(request.settings))
+      await config.update(key, value, vscode.ConfigurationTarget.Global);
+    return {};
+  }
+  throw new Error(`unknown request ${JSON.stringify(request.op)}`);
+}
+
+function watchRequests(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const seen = new Set();
+  const scan = () => {
+    for (const name of fs.readdirSync(dir)) {
+      const m = /^request-(\d+)\.json$/.exec(name);
+      // A new window's extension host sees the requests of the one before: those already have their answer.
+      if (!m || seen.has(name) || fs.existsSync(path.join(dir, `done-${m[1]}.json`))) continue;
+      seen.add(name);
+      const answer = (result) => fs.writeFileSync(path.join(dir, `done-${m[1]}.json`), JSON.stringify(result));
+      Promise.resolve()
+        .then(() => carryOut(JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'))))
+        .then(
+          (result) => answer({ ok: true, ...result }),
+          (error) => answer({ ok: false, error: String(error?.message ?? error) }),
+        );
+    }
+  };
+  const watcher = fs.watch(dir, scan);
+  scan();
+  return { dispose: () => watcher.close() };
+}
+
+exports.activate = (context) => {
+  context.subscriptions.push(
+    vscode.languages.registerInlineCompletionItemProvider(
+      { pattern: '**' },
+      { provideInlineCompletionItems: provideNull },
+    ),
+  );
+  if (process.env.REPOGATE_E2E_BASELINE_DIR)
+    context.subscriptions.push(watchRequests(process.env.REPOGATE_E2E_BASELINE_DIR));
+};
+
+exports.deactivate = () => {};
