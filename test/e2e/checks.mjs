@@ -582,7 +582,7 @@ export const checks = [
     timeoutMs: 420_000,
     async run(editor, { root, work }) {
       if (!metrics.eventLoop) throw new Error('the large repository is not open (the event-loop check did not run)');
-      // The timing-only real-shape GGUF (~0.5 GB), made once into a cache outside the clone (docs/bench-speed.md).
+      // The timing-only real-shape GGUF (~0.5 GB), made once into a cache outside the clone (docs/benchmarks.md).
       const made = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), 'make-shape', SHAPE_NAME], { encoding: 'utf8', timeout: 300_000 });
       if (made.status !== 0) throw new Error(`make-shape ${SHAPE_NAME} failed: ${made.stderr || made.error}`);
       const modelPath = made.stdout.trim().split('\n').at(-1);
