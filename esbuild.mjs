@@ -28,4 +28,14 @@ const common = {
   // only looked up when dist/grammars is missing (running from sources).
   external: ['vscode', 'node-llama-cpp', 'web-tree-sitter', 'tree-sitter-wasms'],
 };
-await build({ ...common, entryPoints: { extension: 'src/extension.ts', cli: 'src/cli/main.ts', indexWorker: 'src/retrieval/worker.ts', engineProcess: 'src/engine/engineProcess.ts', engineLauncher: 'src/engine/engineLauncher.ts' }, outdir: 'dist' });
+await build({
+  ...common,
+  entryPoints: {
+    extension: 'src/extension.ts',
+    cli: 'src/cli/main.ts',
+    indexWorker: 'src/retrieval/worker.ts',
+    engineProcess: 'src/engine/engineProcess.ts',
+    engineLauncher: 'src/engine/engineLauncher.ts',
+  },
+  outdir: 'dist',
+});

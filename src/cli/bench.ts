@@ -19,7 +19,15 @@ export interface RetrievalScore {
 export interface BenchReport {
   repo: string;
   tasks: { cross: number; infile: number };
-  index: { files: number; symbols: number; chunks: number; build_ms: number; rss_mb: number; warm_ms: number; update_ms: { lines: number; p50: number } };
+  index: {
+    files: number;
+    symbols: number;
+    chunks: number;
+    build_ms: number;
+    rss_mb: number;
+    warm_ms: number;
+    update_ms: { lines: number; p50: number };
+  };
   retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
   /** Recall of each retriever alone (its own candidates packed into the same budget). */
   perRetriever: Partial<Record<RetrieverName, number>>;
@@ -30,7 +38,11 @@ export interface BenchReport {
 /** The file as the user has it when the task's line is still to be written, and where the cursor is. */
 export function taskDocument(task: Task): { text: string; line: number; character: number } {
   const lines = task.prompt.split('\n');
-  return { text: `${task.prompt}\n${task.right_context}`, line: lines.length - 1, character: lines[lines.length - 1].length };
+  return {
+    text: `${task.prompt}\n${task.right_context}`,
+    line: lines.length - 1,
+    character: lines[lines.length - 1].length,
+  };
 }
 
 /** CrossCodeEval's retrieval hit: every novel identifier occurs, as a word, in the packed context. */
@@ -53,7 +65,11 @@ export function percentile(values: number[], p: number): number {
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 
 function score(hits: number, total: number, times: number[]): RetrievalScore {
-  return { recall: round(total ? hits / total : 0, 3), p50_ms: round(percentile(times, 50)), p95_ms: round(percentile(times, 95)) };
+  return {
+    recall: round(total ? hits / total : 0, 3),
+    p50_ms: round(percentile(times, 50)),
+    p95_ms: round(percentile(times, 95)),
+  };
 }
 
 /** The file size the issue's update target is stated for. */
@@ -98,7 +114,9 @@ export async function runBench(
     log(`indexing ${root}`);
     const report = await buildIndex(index, { root, cacheDir, fresh: true });
     const rss = peakRssMb();
-    log(`indexed ${report.files} files, ${report.symbols} symbols, ${report.chunks} chunks in ${Math.round(report.buildMs)} ms`);
+    log(
+      `indexed ${report.files} files, ${report.symbols} symbols, ${report.chunks} chunks in ${Math.round(report.buildMs)} ms`,
+    );
 
     const warmIndex = new RepoIndex(root);
     const warm = await buildIndex(warmIndex, { root, cacheDir });
@@ -156,15 +174,28 @@ export async function runBench(
     return {
       repo: root,
       tasks: { cross: cross.length, infile: tasks.length - cross.length },
-      index: { files: report.files, symbols: report.symbols, chunks: report.chunks, build_ms: Math.round(report.buildMs), rss_mb: Math.round(rss), warm_ms: Math.round(warm.buildMs), update_ms: update },
+      index: {
+        files: report.files,
+        symbols: report.symbols,
+        chunks: report.chunks,
+        build_ms: Math.round(report.buildMs),
+        rss_mb: Math.round(rss),
+        warm_ms: Math.round(warm.buildMs),
+        update_ms: update,
+      },
       retrieval: {
         repogate: score(hits.repogate, cross.length, times.repogate),
         jaccard: score(hits.jaccard, cross.length, times.jaccard),
         bm25: score(hits.bm25, cross.length, times.bm25),
       },
-      perRetriever: Object.fromEntries([...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)])),
+      perRetriever: Object.fromEntries(
+        [...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)]),
+      ),
       stages: Object.fromEntries(
-        [...stageTimes].map(([stage, ms]) => [stage, { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) }]),
+        [...stageTimes].map(([stage, ms]) => [
+          stage,
+          { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) },
+        ]),
       ),
     };
   } finally {

@@ -76,17 +76,31 @@ export interface GenerationBenchOptions {
 
 const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
 
-export async function runGenerationBench(repoDir: string, tasks: Task[], options: GenerationBenchOptions): Promise<GenerationReport> {
+export async function runGenerationBench(
+  repoDir: string,
+  tasks: Task[],
+  options: GenerationBenchOptions,
+): Promise<GenerationReport> {
   const root = path.resolve(repoDir);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-gen-'));
   const generator = await loadGenerator(options.modelPath, options.threads ?? 1, options.server);
-  const policyModel = options.policyModelPath ? await CodeModel.load({ modelPath: options.policyModelPath, threads: options.threads ?? 1 }) : undefined;
+  const policyModel = options.policyModelPath
+    ? await CodeModel.load({ modelPath: options.policyModelPath, threads: options.threads ?? 1 })
+    : undefined;
   const index = new RepoIndex(root);
   try {
     await buildIndex(index, { root, cacheDir, fresh: true });
     // Every task starts from an empty cache, unlike typing: the time budget for cold prompts stays off here.
-    const engine = new CompletionEngine({ generator, policyModel, gate: 'never', retrieve: async (request) => retrieve(index, request), firstPromptMs: 0 });
-    const results = new Map<GatePolicyName, { task: Task; result: CompletionResult }[]>(options.gates.map((g) => [g, []]));
+    const engine = new CompletionEngine({
+      generator,
+      policyModel,
+      gate: 'never',
+      retrieve: async (request) => retrieve(index, request),
+      firstPromptMs: 0,
+    });
+    const results = new Map<GatePolicyName, { task: Task; result: CompletionResult }[]>(
+      options.gates.map((g) => [g, []]),
+    );
     const features: { kind: string; features: HeuristicFeatures }[] = [];
     for (const [i, task] of tasks.entries()) {
       const file = task.metadata.file;
@@ -103,7 +117,8 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
       if ('text' in original) await index.update(file, original.text);
       if ((i + 1) % 25 === 0) options.log(`${i + 1}/${tasks.length} tasks`);
     }
-    if (options.featuresOut) await fs.writeFile(options.featuresOut, features.map((f) => JSON.stringify(f)).join('\n') + '\n');
+    if (options.featuresOut)
+      await fs.writeFile(options.featuresOut, features.map((f) => JSON.stringify(f)).join('\n') + '\n');
 
     const report: GenerationReport = {
       model: {
@@ -113,7 +128,10 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
         threads: generator.info.threads,
         context: generator.info.contextSize,
       },
-      tasks: { cross: tasks.filter((t) => t.metadata.kind === 'cross').length, infile: tasks.filter((t) => t.metadata.kind === 'infile').length },
+      tasks: {
+        cross: tasks.filter((t) => t.metadata.kind === 'cross').length,
+        infile: tasks.filter((t) => t.metadata.kind === 'infile').length,
+      },
       gate: {},
       generation: {},
       latency_ms: {},
@@ -124,14 +142,23 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
         const ofKind = runs.filter((r) => r.task.metadata.kind === kind);
         return ofKind.length ? round(ofKind.filter((r) => r.result.gate.fire).length / ofKind.length) : 0;
       };
-      report.gate_scores[gate] = runs.map((r) => ({ score: r.result.gate.score, positive: r.task.metadata.kind === 'cross' }));
-      report.gate[gate] = { rate_cross: rate('cross'), rate_infile: rate('infile'), auc: round(rocAuc(report.gate_scores[gate])) };
+      report.gate_scores[gate] = runs.map((r) => ({
+        score: r.result.gate.score,
+        positive: r.task.metadata.kind === 'cross',
+      }));
+      report.gate[gate] = {
+        rate_cross: rate('cross'),
+        rate_infile: rate('infile'),
+        auc: round(rocAuc(report.gate_scores[gate])),
+      };
       const totals = runs.map((r) => r.result.timings.totalMs);
       report.latency_ms[gate] = totals.map((ms) => round(ms, 1));
       const firsts = runs.map((r) => r.result.timings.firstTokenMs).filter((x): x is number => x !== undefined);
       report.generation[gate] = {
         em: round(runs.filter((r) => exactMatch(r.result.text, r.task.groundtruth)).length / Math.max(1, runs.length)),
-        es: round(runs.reduce((s, r) => s + editSimilarity(r.result.text, r.task.groundtruth), 0) / Math.max(1, runs.length)),
+        es: round(
+          runs.reduce((s, r) => s + editSimilarity(r.result.text, r.task.groundtruth), 0) / Math.max(1, runs.length),
+        ),
         p50_ms: round(percentile(totals, 50), 1),
         p95_ms: round(percentile(totals, 95), 1),
         first_token_p50_ms: round(percentile(firsts, 50), 1),
@@ -141,7 +168,9 @@ export async function runGenerationBench(repoDir: string, tasks: Task[], options
     const token = results.get('token');
     const never = results.get('never');
     if (token && never) {
-      const ratios = token.flatMap((r, i) => (r.result.gate.fire ? [] : [r.result.timings.totalMs / never[i].result.timings.totalMs]));
+      const ratios = token.flatMap((r, i) =>
+        r.result.gate.fire ? [] : [r.result.timings.totalMs / never[i].result.timings.totalMs],
+      );
       if (ratios.length) report.token_closed_latency_ratio = round(percentile(ratios, 50));
     }
     return report;
@@ -174,7 +203,11 @@ async function measureTyping(generator: TokenModel, tasks: Task[]): Promise<Typi
   const typed = task.groundtruth.slice(0, TYPED_CHARACTERS);
   const requests = [...typed].map((_, k) => {
     const prompt = task.prompt + typed.slice(0, k + 1);
-    return { path: task.metadata.file, text: `${prompt}\n${task.right_context}`, cursor: { line: doc.line, character: doc.character + k + 1 } };
+    return {
+      path: task.metadata.file,
+      text: `${prompt}\n${task.right_context}`,
+      cursor: { line: doc.line, character: doc.character + k + 1 },
+    };
   });
   const warm: CompletionResult[] = [];
   await generator.session.reset();
@@ -186,11 +219,30 @@ async function measureTyping(generator: TokenModel, tasks: Task[]): Promise<Typi
     cold.push((await engine.complete({ ...request, mode: 'line' })).timings.firstTokenMs ?? 0);
   }
   return {
-    prompt_tokens: Math.round(percentile(warm.map((r) => r.prompt.tokens), 50)),
+    prompt_tokens: Math.round(
+      percentile(
+        warm.map((r) => r.prompt.tokens),
+        50,
+      ),
+    ),
     keystrokes: warm.length,
-    evaluated_share_p50: round(percentile(warm.map((r) => r.prompt.evaluated / r.prompt.tokens), 50)),
-    evaluated_tokens_p50: percentile(warm.map((r) => r.prompt.evaluated), 50),
-    first_token_p50_ms: round(percentile(warm.map((r) => r.timings.firstTokenMs ?? 0), 50), 1),
+    evaluated_share_p50: round(
+      percentile(
+        warm.map((r) => r.prompt.evaluated / r.prompt.tokens),
+        50,
+      ),
+    ),
+    evaluated_tokens_p50: percentile(
+      warm.map((r) => r.prompt.evaluated),
+      50,
+    ),
+    first_token_p50_ms: round(
+      percentile(
+        warm.map((r) => r.timings.firstTokenMs ?? 0),
+        50,
+      ),
+      1,
+    ),
     cold_first_token_p50_ms: round(percentile(cold, 50), 1),
   };
 }

@@ -129,7 +129,13 @@ async function main(argv: string[]): Promise<number> {
         skipped: report.skipped.length,
         rss_mb: Math.round(peakRssMb()),
       };
-      process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : `${Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join('\n')}\n`);
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(summary)}\n`
+          : `${Object.entries(summary)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n')}\n`,
+      );
       return 0;
     }
     case 'retrieve': {
@@ -142,12 +148,18 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } else {
         for (const [i, s] of result.snippets.entries()) {
-          process.stdout.write(`#${i + 1} ${s.path}:${s.range.start + 1}-${s.range.end} [${s.retriever}] ${s.why} (score ${s.score.toFixed(3)})\n`);
+          process.stdout.write(
+            `#${i + 1} ${s.path}:${s.range.start + 1}-${s.range.end} [${s.retriever}] ${s.why} (score ${s.score.toFixed(3)})\n`,
+          );
         }
         const t = result.timings;
-        const stages = Object.entries(t.stages).map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ');
+        const stages = Object.entries(t.stages)
+          .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+          .join(', ');
         process.stdout.write(`timings: total ${t.totalMs.toFixed(1)} ms (${stages})\n`);
-        process.stdout.write(`\npacked context (${result.snippets.length} snippets):${renderCommentBlocks(result.snippets, relPath)}`);
+        process.stdout.write(
+          `\npacked context (${result.snippets.length} snippets):${renderCommentBlocks(result.snippets, relPath)}`,
+        );
       }
       return 0;
     }
@@ -166,9 +178,16 @@ async function main(argv: string[]): Promise<number> {
       const text = values['cut-line'] || command === 'demo' ? cutLineAt(saved, position) : saved;
       const server = serverFromFlags(values.engine, values.server, values['server-model']);
       const generator = await loadGenerator(generatorPath, threads, server);
-      const policyModel = values['policy-model'] ? await CodeModel.load({ modelPath: values['policy-model'], threads }) : undefined;
+      const policyModel = values['policy-model']
+        ? await CodeModel.load({ modelPath: values['policy-model'], threads })
+        : undefined;
       try {
-        const engine = new CompletionEngine({ generator, policyModel, gate, retrieve: async (request) => retrieve(index, request) });
+        const engine = new CompletionEngine({
+          generator,
+          policyModel,
+          gate,
+          retrieve: async (request) => retrieve(index, request),
+        });
         if (command === 'demo') {
           const rest = saved.split('\n')[position.line].slice(position.character);
           const repo = { label: args[0], files: report.files, symbols: report.symbols };
@@ -177,9 +196,17 @@ async function main(argv: string[]): Promise<number> {
           process.stdout.write(await runDemo({ ...demo, cursor: position }));
           return 0;
         }
-        const result = await engine.complete({ path: relPath, text, cursor: position, mode: values.mode as 'line' | 'multiline' | undefined });
+        const result = await engine.complete({
+          path: relPath,
+          text,
+          cursor: position,
+          mode: values.mode as 'line' | 'multiline' | undefined,
+        });
         if (values.json) process.stdout.write(`${JSON.stringify({ model: generator.info, ...result })}\n`);
-        else process.stdout.write(`${values.model ? '' : `(no --model: ${BUNDLED_MODEL_LABEL})\n`}${explainCompletion(generator.info, result, policyModel?.info)}`);
+        else
+          process.stdout.write(
+            `${values.model ? '' : `(no --model: ${BUNDLED_MODEL_LABEL})\n`}${explainCompletion(generator.info, result, policyModel?.info)}`,
+          );
       } finally {
         await policyModel?.dispose();
         await generator.dispose();
@@ -232,7 +259,9 @@ async function main(argv: string[]): Promise<number> {
         const r = report.retrieval;
         process.stdout.write(`${report.repo}: ${report.tasks.cross} cross tasks, budget ${budget} chars\n`);
         for (const [name, s] of Object.entries(r)) {
-          process.stdout.write(`  ${name.padEnd(9)} recall ${s.recall.toFixed(3)}  p50 ${s.p50_ms} ms  p95 ${s.p95_ms} ms\n`);
+          process.stdout.write(
+            `  ${name.padEnd(9)} recall ${s.recall.toFixed(3)}  p50 ${s.p50_ms} ms  p95 ${s.p95_ms} ms\n`,
+          );
         }
         process.stdout.write(`  index: ${JSON.stringify(report.index)}\n`);
       }
@@ -246,7 +275,8 @@ async function main(argv: string[]): Promise<number> {
         dir: args[0],
         out: values.out,
         type: values.type,
-        onProgress: ({ tensor, doneBytes, totalBytes }) => log(`${((100 * doneBytes) / totalBytes).toFixed(1)}% ${tensor}`),
+        onProgress: ({ tensor, doneBytes, totalBytes }) =>
+          log(`${((100 * doneBytes) / totalBytes).toFixed(1)}% ${tensor}`),
       });
       const seconds = (result.ms / 1000).toFixed(1);
       log(
@@ -279,7 +309,8 @@ async function main(argv: string[]): Promise<number> {
       if (!args[0]) throw new UsageError('make-shape needs a shape name', 'make-shape --list shows them.');
       noMoreThan(command, args, 1);
       const shape = SHAPES.find((known) => known.name === args[0]);
-      if (!shape) throw new UsageError(`${args[0]}: not a known shape`, `Known: ${SHAPES.map((k) => k.name).join(', ')}.`);
+      if (!shape)
+        throw new UsageError(`${args[0]}: not a known shape`, `Known: ${SHAPES.map((k) => k.name).join(', ')}.`);
       const started = performance.now();
       const file = await ensureShapeModel(shape, modelPath(undefined), values.out);
       log(`${shape.name}: ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);

@@ -66,39 +66,91 @@ const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go
  * `scripts` stays in: build and maintenance scripts are ordinary code that imports the repository's modules.
  */
 const NON_PRODUCT_WORDS = new Set([
-  'test', 'tests', 'spec', 'specs', 'e2e', 'fixture', 'fixtures', 'mock', 'mocks', 'bench', 'benches',
-  'benchmark', 'benchmarks', 'example', 'examples',
+  'test',
+  'tests',
+  'spec',
+  'specs',
+  'e2e',
+  'fixture',
+  'fixtures',
+  'mock',
+  'mocks',
+  'bench',
+  'benches',
+  'benchmark',
+  'benchmarks',
+  'example',
+  'examples',
 ]);
 const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])|^(test_|conftest\.)/;
 
 const IDENTIFIER_NODES = new Set([
-  'identifier', 'property_identifier', 'type_identifier', 'shorthand_property_identifier',
-  'shorthand_property_identifier_pattern', 'private_property_identifier', 'statement_identifier',
+  'identifier',
+  'property_identifier',
+  'type_identifier',
+  'shorthand_property_identifier',
+  'shorthand_property_identifier_pattern',
+  'private_property_identifier',
+  'statement_identifier',
 ]);
 
 /** Declarations whose `name` field names what they declare. */
 const NAMED_DECLARATIONS = new Set([
-  'function_declaration', 'generator_function_declaration', 'function_expression', 'function', 'generator_function',
-  'function_signature', 'class_declaration', 'abstract_class_declaration', 'class', 'interface_declaration',
-  'type_alias_declaration', 'enum_declaration', 'enum_assignment', 'internal_module', 'module',
-  'method_definition', 'method_signature', 'abstract_method_signature', 'public_field_definition',
-  'property_signature', 'variable_declarator', 'type_parameter', 'mapped_type_clause',
+  'function_declaration',
+  'generator_function_declaration',
+  'function_expression',
+  'function',
+  'generator_function',
+  'function_signature',
+  'class_declaration',
+  'abstract_class_declaration',
+  'class',
+  'interface_declaration',
+  'type_alias_declaration',
+  'enum_declaration',
+  'enum_assignment',
+  'internal_module',
+  'module',
+  'method_definition',
+  'method_signature',
+  'abstract_method_signature',
+  'public_field_definition',
+  'property_signature',
+  'variable_declarator',
+  'type_parameter',
+  'mapped_type_clause',
 ]);
 
 /** Nodes whose identifier children are all bound by them (parameters, destructuring targets, imports). */
 const BINDING_PATTERNS = new Set([
-  'formal_parameters', 'array_pattern', 'rest_pattern', 'infer_type', 'import_specifier', 'import_clause',
+  'formal_parameters',
+  'array_pattern',
+  'rest_pattern',
+  'infer_type',
+  'import_specifier',
+  'import_clause',
   'namespace_import',
 ]);
 
 /** Literals and comments: a line that starts inside one is prose or data, not code to complete. */
 const TEXT_NODES = new Set([
-  'comment', 'string', 'template_string', 'jsx_text', 'regex', 'concatenated_string', 'interpreted_string_literal',
-  'raw_string_literal', 'rune_literal',
+  'comment',
+  'string',
+  'template_string',
+  'jsx_text',
+  'regex',
+  'concatenated_string',
+  'interpreted_string_literal',
+  'raw_string_literal',
+  'rune_literal',
 ]);
 /** Imports and package clauses (TS/JS, Python, Go): not a line to complete. */
 const IMPORT_NODES = new Set([
-  'import_statement', 'import_from_statement', 'future_import_statement', 'import_declaration', 'package_clause',
+  'import_statement',
+  'import_from_statement',
+  'future_import_statement',
+  'import_declaration',
+  'package_clause',
 ]);
 
 export function isTaskSourcePath(filePath: string): boolean {
@@ -287,7 +339,9 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
 
         // A name the line declares itself (`(x) => x.id`) needs no context.
         const declaredHere = new Set(ids.filter((i) => i.role === 'declared').map((i) => i.name));
-        const used = [...new Set(ids.filter((i) => i.role !== 'declared' && !declaredHere.has(i.name)).map((i) => i.name))];
+        const used = [
+          ...new Set(ids.filter((i) => i.role !== 'declared' && !declaredHere.has(i.name)).map((i) => i.name)),
+        ];
         const onLine = wordCounts(groundtruth);
         const inContext = (name: string): boolean => (totals.get(name) ?? 0) > (onLine.get(name) ?? 0);
         const novel = used.filter((n) => !inContext(n) && !builtins.has(n) && declaredElsewhere(n, file));

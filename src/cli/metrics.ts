@@ -16,7 +16,8 @@ export function editSimilarity(prediction: string, truth: string): number {
   let previous = new Array<number>(b.length + 1).fill(0);
   for (let i = 1; i <= a.length; i++) {
     const row = new Array<number>(b.length + 1).fill(0);
-    for (let j = 1; j <= b.length; j++) row[j] = a[i - 1] === b[j - 1] ? previous[j - 1] + 1 : Math.max(previous[j], row[j - 1]);
+    for (let j = 1; j <= b.length; j++)
+      row[j] = a[i - 1] === b[j - 1] ? previous[j - 1] + 1 : Math.max(previous[j], row[j - 1]);
     previous = row;
   }
   return (2 * previous[b.length]) / (a.length + b.length);
@@ -28,10 +29,11 @@ export function rocAuc(samples: readonly { score: number; positive: boolean }[])
   const negatives = samples.filter((s) => !s.positive);
   if (!positives.length || !negatives.length) return 0.5;
   // NaN equals nothing, not even itself: the tie loop below would never advance.
-  if (samples.some((s) => Number.isNaN(s.score))) throw new Error('ROC AUC of scores that are not numbers (a gate model without weights for some feature?)');
+  if (samples.some((s) => Number.isNaN(s.score)))
+    throw new Error('ROC AUC of scores that are not numbers (a gate model without weights for some feature?)');
   const ranked = [...samples].sort((x, y) => x.score - y.score);
   let rankSum = 0;
-  for (let i = 0; i < ranked.length; ) {
+  for (let i = 0; i < ranked.length;) {
     let j = i;
     while (j < ranked.length && ranked[j].score === ranked[i].score) j++;
     const averageRank = (i + 1 + j) / 2;

@@ -8,13 +8,26 @@ export type IdentifierRole = 'declared' | 'member' | 'call' | 'new' | 'type' | '
 
 /** Identifier node types of the Python and Go grammars. */
 export const PYTHON_GO_IDENTIFIERS = new Set([
-  'identifier', 'field_identifier', 'type_identifier', 'package_identifier', 'label_name',
+  'identifier',
+  'field_identifier',
+  'type_identifier',
+  'package_identifier',
+  'label_name',
 ]);
 
 /** Python nodes that only ever hold binding targets (`a, b = ...`, `for k, v in ...`). */
 const PYTHON_TARGET_PATTERNS = new Set([
-  'pattern_list', 'tuple_pattern', 'list_pattern', 'list_splat_pattern', 'dictionary_splat_pattern',
-  'parameters', 'lambda_parameters', 'dotted_name', 'aliased_import', 'global_statement', 'nonlocal_statement',
+  'pattern_list',
+  'tuple_pattern',
+  'list_pattern',
+  'list_splat_pattern',
+  'dictionary_splat_pattern',
+  'parameters',
+  'lambda_parameters',
+  'dotted_name',
+  'aliased_import',
+  'global_statement',
+  'nonlocal_statement',
 ]);
 
 const field = (node: Node): string | null => {
@@ -56,9 +69,19 @@ export function pythonRole(node: Node, fieldName: string | null): IdentifierRole
 
 /** Go declarations whose `name` field names what they declare. */
 const GO_NAMED_DECLARATIONS = new Set([
-  'function_declaration', 'method_declaration', 'type_spec', 'type_alias', 'parameter_declaration',
-  'variadic_parameter_declaration', 'var_spec', 'const_spec', 'field_declaration', 'method_elem', 'method_spec',
-  'type_parameter_declaration', 'import_spec',
+  'function_declaration',
+  'method_declaration',
+  'type_spec',
+  'type_alias',
+  'parameter_declaration',
+  'variadic_parameter_declaration',
+  'var_spec',
+  'const_spec',
+  'field_declaration',
+  'method_elem',
+  'method_spec',
+  'type_parameter_declaration',
+  'import_spec',
 ]);
 
 export function goRole(node: Node, fieldName: string | null): IdentifierRole | undefined {
@@ -90,15 +113,19 @@ export function goRole(node: Node, fieldName: string | null): IdentifierRole | u
  * only these needs no repository context (the TS/JS list is builtins.json).
  */
 export const PYTHON_GO_BUILTINS: Record<'python' | 'go', Set<string>> = {
-  python: new Set(`self cls None True False print len range str int float bool dict list tuple set frozenset bytes
+  python: new Set(
+    `self cls None True False print len range str int float bool dict list tuple set frozenset bytes
     object type super isinstance issubclass getattr setattr hasattr delattr iter next open repr hash id min max sum
     any all map filter zip enumerate sorted reversed abs round divmod pow format vars dir callable property
     staticmethod classmethod Exception BaseException ValueError TypeError KeyError IndexError AttributeError
     RuntimeError NotImplementedError StopIteration OSError IOError ImportError AssertionError NotImplemented
     append extend insert pop remove clear copy update get items keys values setdefault join split strip lstrip
     rstrip startswith endswith replace lower upper format encode decode find rfind index count add discard
-    __init__ __name__ __class__ __dict__ __call__ args kwargs`.split(/\s+/)),
-  go: new Set(`append cap clear close complex copy delete imag len make max min new panic print println real recover
+    __init__ __name__ __class__ __dict__ __call__ args kwargs`.split(/\s+/),
+  ),
+  go: new Set(
+    `append cap clear close complex copy delete imag len make max min new panic print println real recover
     bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint
-    uint8 uint16 uint32 uint64 uintptr any true false iota nil Error String`.split(/\s+/)),
+    uint8 uint16 uint32 uint64 uintptr any true false iota nil Error String`.split(/\s+/),
+  ),
 };

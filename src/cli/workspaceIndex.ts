@@ -12,10 +12,14 @@ export interface OpenOptions {
 }
 
 /** The CLI's index: persisted under ~/.cache/repogate (or --cache), progress on stderr. */
-export async function openIndex(dir: string, options: OpenOptions = {}): Promise<{ index: RepoIndex; report: BuildReport }> {
+export async function openIndex(
+  dir: string,
+  options: OpenOptions = {},
+): Promise<{ index: RepoIndex; report: BuildReport }> {
   const root = await repositoryDir(dir);
   const index = new RepoIndex(root);
-  const cacheBase = options.cacheBase ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'repogate');
+  const cacheBase =
+    options.cacheBase ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'repogate');
   let lastPrint = 0;
   const report = await buildIndex(index, {
     root,

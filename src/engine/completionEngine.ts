@@ -7,8 +7,23 @@
 import { DEFAULTS } from '../defaults';
 import { decideGate, type GateDecision, type GatePolicyName, type GateThresholds } from '../gate/gate';
 import { FITTED_HEURISTIC, gateNames, heuristicFeatures, type HeuristicModel } from '../gate/heuristic';
-import { renderGateContinuation, renderGatePrefix, renderPrompt, specialTexts, type PromptInput } from '../model/families';
-import { cutLeft, cutRight, DEFAULT_BUDGET, fitBudget, fitSnippets, leftEnd, type PromptBudget, type PromptLayout } from '../model/promptBudget';
+import {
+  renderGateContinuation,
+  renderGatePrefix,
+  renderPrompt,
+  specialTexts,
+  type PromptInput,
+} from '../model/families';
+import {
+  cutLeft,
+  cutRight,
+  DEFAULT_BUDGET,
+  fitBudget,
+  fitSnippets,
+  leftEnd,
+  type PromptBudget,
+  type PromptLayout,
+} from '../model/promptBudget';
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from './document';
@@ -157,11 +172,19 @@ export class CompletionEngine implements CompletionBackend {
     const family = generator.info.family;
     const mode = request.mode ?? detectMode(request.text, request.cursor);
     const budget = fitBudget(
-      { ...DEFAULT_BUDGET, ...(mode === 'multiline' ? { generationTokens: MULTILINE_GENERATION_TOKENS } : {}), ...this.options.budget },
+      {
+        ...DEFAULT_BUDGET,
+        ...(mode === 'multiline' ? { generationTokens: MULTILINE_GENERATION_TOKENS } : {}),
+        ...this.options.budget,
+      },
       generator.info.contextSize,
     );
     const offset = offsetOf(request.text, request.cursor);
-    const split = leftEnd(request.text, offset, family.family.order === 'psm' ? this.layout(generator, budget) : 'cursor');
+    const split = leftEnd(
+      request.text,
+      offset,
+      family.family.order === 'psm' ? this.layout(generator, budget) : 'cursor',
+    );
     const count = (text: string): number => generator.countTokens(text);
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
@@ -170,13 +193,19 @@ export class CompletionEngine implements CompletionBackend {
       left: cutLeft(request.text.slice(0, split), leftTokens - typed.length, count),
       right: cutRight(request.text.slice(offset), rightTokens, count),
     });
-    const plainTokens = (prompt: PromptInput): number[] => [...generator.promptTokens(renderPrompt(family, prompt)), ...typed];
+    const plainTokens = (prompt: PromptInput): number[] => [
+      ...generator.promptTokens(renderPrompt(family, prompt)),
+      ...typed,
+    ];
     const { input, grow } = this.fitTime(generator, budget, cut, plainTokens);
     const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULTS.maxLines, specialTexts(family));
     const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
     const plainPrompt = (): number[] => plainTokens(input);
     const policy = request.gate ?? this.options.gate;
-    const lineKey = split < offset ? [request.path, mode, policy, this.thresholds.line, budget.contextTokens, input.left, input.right].join('\0') : undefined;
+    const lineKey =
+      split < offset
+        ? [request.path, mode, policy, this.thresholds.line, budget.contextTokens, input.left, input.right].join('\0')
+        : undefined;
     const known = lineKey !== undefined && this.kv.line?.key === lineKey ? this.kv.line : undefined;
 
     // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
@@ -184,24 +213,46 @@ export class CompletionEngine implements CompletionBackend {
     let draft: GenerateResult | undefined;
     let trial: RetrievalResult | undefined;
     const gateStarted = performance.now();
-    const gate = known?.gate ?? (await decideGate(policy, {
-      gateProbability: async () => {
-        const gateModel = this.gateModel();
-        if (!gateModel) return undefined;
-        const tokens = gateModel === generator ? gatePrefix! : gateModel.promptTokens(renderGatePrefix(gateModel.info.family, input));
-        const probe = await gateModel.session.probe(tokens);
-        evaluated += probe.evaluated;
-        const cc = gateModel.info.family.ids.cc!;
-        return { probability: probabilityOf(probe, cc), source: gateModel === generator ? 'generator' : 'policy-model' };
-      },
-      heuristicFeatures: async () => {
-        trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
-        draft = await generator.session.generate(plainPrompt(), { maxTokens: DRAFT_TOKENS, stopIds: family.stopIds, signal: options.signal });
-        evaluated += draft.evaluated;
-        const declaredElsewhere = new Set(trial?.declaredElsewhere);
-        return heuristicFeatures({ text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft, declaredElsewhere });
-      },
-    }, { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic }));
+    const gate =
+      known?.gate ??
+      (await decideGate(
+        policy,
+        {
+          gateProbability: async () => {
+            const gateModel = this.gateModel();
+            if (!gateModel) return undefined;
+            const tokens =
+              gateModel === generator
+                ? gatePrefix!
+                : gateModel.promptTokens(renderGatePrefix(gateModel.info.family, input));
+            const probe = await gateModel.session.probe(tokens);
+            evaluated += probe.evaluated;
+            const cc = gateModel.info.family.ids.cc!;
+            return {
+              probability: probabilityOf(probe, cc),
+              source: gateModel === generator ? 'generator' : 'policy-model',
+            };
+          },
+          heuristicFeatures: async () => {
+            trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
+            draft = await generator.session.generate(plainPrompt(), {
+              maxTokens: DRAFT_TOKENS,
+              stopIds: family.stopIds,
+              signal: options.signal,
+            });
+            evaluated += draft.evaluated;
+            const declaredElsewhere = new Set(trial?.declaredElsewhere);
+            return heuristicFeatures({
+              text: request.text,
+              cursor: request.cursor,
+              trial: trial?.snippets ?? [],
+              draft,
+              declaredElsewhere,
+            });
+          },
+        },
+        { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic },
+      ));
     const gateMs = performance.now() - gateStarted;
 
     let snippets: Snippet[] = known?.snippets ?? [];
@@ -209,19 +260,28 @@ export class CompletionEngine implements CompletionBackend {
     const retrievalStarted = performance.now();
     if (!known && gate.fire && !options.signal?.aborted) {
       // RepoCoder's second iteration: a draft is a better query than the unfinished line.
-      const retrieved = draft?.text.trim() ? await this.retrieveFor(request, draft.text) : trial ?? (await this.retrieveFor(request));
+      const retrieved = draft?.text.trim()
+        ? await this.retrieveFor(request, draft.text)
+        : (trial ?? (await this.retrieveFor(request)));
       const render = (kept: readonly Snippet[]): number =>
-        generator.tokenize(family.hasGate ? renderGateContinuation(family, { ...input, context: kept }) : renderPrompt(family, { ...input, context: kept })).length;
+        generator.tokenize(
+          family.hasGate
+            ? renderGateContinuation(family, { ...input, context: kept })
+            : renderPrompt(family, { ...input, context: kept }),
+        ).length;
       const without = render([]);
       snippets = fitSnippets(retrieved?.snippets ?? [], budget.contextTokens, (kept) => render(kept) - without);
       contextTokens = snippets.length ? render(snippets) - without : 0;
     }
     const retrievalMs = gate.fire && !known ? performance.now() - retrievalStarted : 0;
-    if (lineKey !== undefined && !options.signal?.aborted) this.kv.line = { key: lineKey, gate, snippets, contextTokens };
+    if (lineKey !== undefined && !options.signal?.aborted)
+      this.kv.line = { key: lineKey, gate, snippets, contextTokens };
 
     const withSnippets: PromptInput = { ...input, context: snippets };
     const tokens = [
-      ...(gatePrefix ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))] : generator.promptTokens(renderPrompt(family, withSnippets))),
+      ...(gatePrefix
+        ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))]
+        : generator.promptTokens(renderPrompt(family, withSnippets))),
       ...typed,
     ];
     // Without retrieval the heuristic's draft is the start of the same completion: continue it, don't redo it.
@@ -272,7 +332,10 @@ export class CompletionEngine implements CompletionBackend {
         retrievalMs,
         firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started,
         totalMs: performance.now() - started,
-        generationTokS: rest?.firstTokenAt !== undefined && rest.tokens.length > 1 ? (rest.tokens.length - 1) / ((performance.now() - rest.firstTokenAt) / 1000) : undefined,
+        generationTokS:
+          rest?.firstTokenAt !== undefined && rest.tokens.length > 1
+            ? (rest.tokens.length - 1) / ((performance.now() - rest.firstTokenAt) / 1000)
+            : undefined,
       },
       aborted: options.signal?.aborted ?? false,
     };
@@ -299,7 +362,8 @@ export class CompletionEngine implements CompletionBackend {
     if (!timed) return 'cursor';
     const msPerToken = timed.promptMsPerToken;
     if (msPerToken === undefined) return 'line';
-    this.kv.layout ??= msPerToken * (budget.rightTokens + SPECIAL_TOKENS_AFTER_CURSOR) > LINE_LAYOUT_MS ? 'line' : 'cursor';
+    this.kv.layout ??=
+      msPerToken * (budget.rightTokens + SPECIAL_TOKENS_AFTER_CURSOR) > LINE_LAYOUT_MS ? 'line' : 'cursor';
     return this.kv.layout;
   }
 
@@ -327,7 +391,10 @@ export class CompletionEngine implements CompletionBackend {
     if (fits(full)) return { input: full };
     let above = full;
     for (let left = Math.floor(budget.leftTokens / 2); ; left = Math.floor(left / 2)) {
-      const rung = cut(Math.max(left, MIN_QUICK_LEFT_TOKENS), Math.min(budget.rightTokens, Math.max(MIN_QUICK_RIGHT_TOKENS, left / 2)));
+      const rung = cut(
+        Math.max(left, MIN_QUICK_LEFT_TOKENS),
+        Math.min(budget.rightTokens, Math.max(MIN_QUICK_RIGHT_TOKENS, left / 2)),
+      );
       if (left <= MIN_QUICK_LEFT_TOKENS || fits(rung)) return { input: rung, grow: above };
       above = rung;
     }
@@ -340,7 +407,14 @@ export class CompletionEngine implements CompletionBackend {
     const controller = new AbortController();
     this.kv.growth = controller;
     this.kv.grown = new Promise((resolve) => {
-      const timer = setTimeout(() => void timed.prefill(tokens, controller.signal).catch(() => false).then(() => resolve()), GROW_IDLE_MS);
+      const timer = setTimeout(
+        () =>
+          void timed
+            .prefill(tokens, controller.signal)
+            .catch(() => false)
+            .then(() => resolve()),
+        GROW_IDLE_MS,
+      );
       controller.signal.addEventListener('abort', () => {
         clearTimeout(timer);
         resolve();
@@ -364,7 +438,11 @@ export class CompletionEngine implements CompletionBackend {
     return this.options.policyModel?.info.family.hasGate ? this.options.policyModel : undefined;
   }
 
-  private async retrieveFor(request: CompletionRequest, draft?: string, names?: string[]): Promise<RetrievalResult | undefined> {
+  private async retrieveFor(
+    request: CompletionRequest,
+    draft?: string,
+    names?: string[],
+  ): Promise<RetrievalResult | undefined> {
     if (!this.options.retrieve) return undefined;
     return this.options.retrieve({
       path: request.path,
@@ -378,7 +456,12 @@ export class CompletionEngine implements CompletionBackend {
   }
 }
 
-function postprocessContext(request: CompletionRequest, mode: CompletionMode, maxLines: number, specialTokens: string[]): PostprocessContext {
+function postprocessContext(
+  request: CompletionRequest,
+  mode: CompletionMode,
+  maxLines: number,
+  specialTokens: string[],
+): PostprocessContext {
   const lines = request.text.split('\n');
   const current = lines[request.cursor.line] ?? '';
   return {

@@ -94,7 +94,8 @@ export class CompletionService {
         .then((result) => {
           signal?.removeEventListener('abort', onCancel);
           if (this.inFlight === flight) this.inFlight = undefined;
-          const waited = result.aborted && result.timings.totalMs >= MIN_WAIT_RECORDED_MS ? result.timings.totalMs : undefined;
+          const waited =
+            result.aborted && result.timings.totalMs >= MIN_WAIT_RECORDED_MS ? result.timings.totalMs : undefined;
           const firstToken = result.timings.firstTokenMs ?? waited;
           if (firstToken !== undefined) this.stats.recordFirstToken(firstToken);
           if (result.aborted) {

@@ -8,7 +8,14 @@ import * as path from 'path';
 import { Worker } from 'worker_threads';
 import { PendingRequests } from '../index/pendingRequests';
 import type { CompleteOptions, CompletionRequest, CompletionResult, RetrieveFn } from './completionEngine';
-import type { EngineSettings, FromEngine, FromLauncher, RemoteModelState, ToEngine, ToLauncher } from './engineProtocol';
+import type {
+  EngineSettings,
+  FromEngine,
+  FromLauncher,
+  RemoteModelState,
+  ToEngine,
+  ToLauncher,
+} from './engineProtocol';
 import type { ModelRequest } from './modelHost';
 
 /** How long a disposing engine may take to release its models before it is killed. */
@@ -136,7 +143,11 @@ export class EngineClient {
         const error = new Error(`the engine process exited (${reason})`);
         this.pending.rejectAll(error);
         if (this.current.kind !== 'no-model') {
-          this.setState({ kind: 'error', message: `${error.message}; the model was unloaded.`, hint: 'Reload the model (RepoGate: Select Model…) or see the log.' });
+          this.setState({
+            kind: 'error',
+            message: `${error.message}; the model was unloaded.`,
+            hint: 'Reload the model (RepoGate: Select Model…) or see the log.',
+          });
         }
       },
     });

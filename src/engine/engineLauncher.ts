@@ -10,7 +10,10 @@ import { parentPort, workerData } from 'worker_threads';
 import type { FromEngine, FromLauncher, ToLauncher } from './engineProtocol';
 
 const port = parentPort!;
-const child = fork((workerData as { script: string }).script, [], { serialization: 'advanced', stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+const child = fork((workerData as { script: string }).script, [], {
+  serialization: 'advanced',
+  stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+});
 const forward = (data: Buffer): void => port.postMessage({ output: data.toString() } satisfies FromLauncher);
 child.stdout!.on('data', forward);
 child.stderr!.on('data', forward);

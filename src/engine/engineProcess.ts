@@ -14,7 +14,9 @@ const send = (message: FromEngine): void => {
 };
 
 function remote(state: ModelState): RemoteModelState {
-  return state.kind === 'ready' ? { kind: 'ready', generator: state.generator.info, policyModel: state.policyModel?.info } : state;
+  return state.kind === 'ready'
+    ? { kind: 'ready', generator: state.generator.info, policyModel: state.policyModel?.info }
+    : state;
 }
 
 let settings: EngineSettings = { gate: DEFAULTS.gate, retrieval: false };
@@ -48,7 +50,10 @@ async function complete(id: number, message: Extract<ToEngine, { op: 'complete' 
   try {
     const current = engine();
     if (!current) throw new Error('no model is loaded');
-    const result = await current.complete(message.request, { signal: controller.signal, onPartial: (text) => send({ type: 'partial', id, text }) });
+    const result = await current.complete(message.request, {
+      signal: controller.signal,
+      onPartial: (text) => send({ type: 'partial', id, text }),
+    });
     send({ type: 'result', id, result });
   } catch (error) {
     send({ type: 'failed', id, message: (error as Error).message });

@@ -44,6 +44,4 @@ export type ToLauncher = { send: ToEngine } | { kill: true };
 
 /** From the launcher thread: the engine's message, a chunk of its stdout/stderr, or its exit. */
 export type FromLauncher =
-  | { message: FromEngine }
-  | { output: string }
-  | { exit: { code: number | null; signal: NodeJS.Signals | null } };
+  { message: FromEngine } | { output: string } | { exit: { code: number | null; signal: NodeJS.Signals | null } };

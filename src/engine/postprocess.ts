@@ -95,7 +95,8 @@ function repetitionStart(lines: string[], ctx: PostprocessContext): number {
   const next = ctx.nextLines.find((line) => line.trim() !== '')?.trimEnd();
   if (next === undefined) return lines.length;
   const at = lines.findIndex((line, i) =>
-    i === 0 ? line.trim() !== '' && (ctx.linePrefix + line).trimEnd() === next : line.trimEnd() === next);
+    i === 0 ? line.trim() !== '' && (ctx.linePrefix + line).trimEnd() === next : line.trimEnd() === next,
+  );
   return at < 0 ? lines.length : at;
 }
 

@@ -52,7 +52,8 @@ export interface HeuristicInputs {
 /** Lines before the cursor whose identifiers count as "near", and lines after it that are looked at. */
 const NEAR_LINES = 8;
 const RIGHT_LINES = 5;
-const IMPORT_LINE = /^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\})\s+from\b|use\s|package\s)|\brequire\s*\(/;
+const IMPORT_LINE =
+  /^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\})\s+from\b|use\s|package\s)|\brequire\s*\(/;
 const LOCAL_IMPORT = /['"]\.\.?\//;
 const MAX_LOCAL_IMPORTS = 10;
 /** Shorter lines (`});`, `break;`) say nothing about what the code around them needs. */
@@ -91,7 +92,8 @@ export function gateNames(text: string, cursorLine: number, limit = MAX_ASKED_NA
   for (let d = 0; names.size < limit && (cursorLine - d >= 0 || cursorLine + d < lines.length); d++) {
     for (const row of d ? [cursorLine - d, cursorLine + d] : [cursorLine]) {
       const line = lines[row] ?? '';
-      for (const id of [...identifiers(line).filter((id) => counts.get(id) === 1), ...memberNames(line)]) if (names.size < limit) names.add(id);
+      for (const id of [...identifiers(line).filter((id) => counts.get(id) === 1), ...memberNames(line)])
+        if (names.size < limit) names.add(id);
     }
   }
   return [...names];
@@ -109,10 +111,18 @@ const WIDE_SCALE = 12;
  * of members, on the nearest lines, that another file declares (an object of another module's API in use). Lines
  * that needed another file cluster: a file calls into another module in runs.
  */
-function lineKinds(lines: readonly string[], cursorLine: number, counts: Map<string, number>, foreign: ReadonlySet<string>) {
-  let [nearestWeight, nearWeight, wideWeight, foreignNear, memberNear, memberWide, recurringNear, apiNearest] = [0, 0, 0, 0, 0, 0, 0, 0];
+function lineKinds(
+  lines: readonly string[],
+  cursorLine: number,
+  counts: Map<string, number>,
+  foreign: ReadonlySet<string>,
+) {
+  let [nearestWeight, nearWeight, wideWeight, foreignNear, memberNear, memberWide, recurringNear, apiNearest] = [
+    0, 0, 0, 0, 0, 0, 0, 0,
+  ];
   lines.forEach((text, i) => {
-    if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text)) return;
+    if (i === cursorLine || text.trim().length < MIN_CODE_CHARS || COMMENT_LINE.test(text) || IMPORT_LINE.test(text))
+      return;
     const ids = identifiers(text);
     const once = (id: string): boolean => counts.get(id) === 1 && foreign.has(id);
     const members = memberNames(text);
@@ -160,7 +170,9 @@ export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
   });
   const nearIds = identifiers(near.join('\n'));
   const leftIds = new Set(identifiers(left.join('\n')));
-  const rightIds = identifiers([(lines[line] ?? '').slice(character), ...lines.slice(line + 1, line + 1 + RIGHT_LINES)].join('\n'));
+  const rightIds = identifiers(
+    [(lines[line] ?? '').slice(character), ...lines.slice(line + 1, line + 1 + RIGHT_LINES)].join('\n'),
+  );
   const contextIds = new Set(identifiers(inputs.trial.map((s) => s.text).join('\n')));
   const draftLine = inputs.draft.text.split('\n').find((l) => l.trim()) ?? '';
   const draftIds = identifiers(draftLine);
@@ -182,6 +194,7 @@ export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
 
 export function heuristicProbability(features: HeuristicFeatures, model: HeuristicModel): number {
   let z = model.bias;
-  for (const name of HEURISTIC_FEATURES) z += model.weights[name] * ((features[name] - model.mean[name]) / (model.scale[name] || 1));
+  for (const name of HEURISTIC_FEATURES)
+    z += model.weights[name] * ((features[name] - model.mean[name]) / (model.scale[name] || 1));
   return 1 / (1 + Math.exp(-z));
 }

@@ -43,13 +43,21 @@ function bodyOf(node: Node, bodyField: string | undefined): Node | null {
 
 /** Wrappers whose text belongs to the declaration inside (`export`, decorators, `const`). */
 const ATTACHED_WRAPPERS = new Set([
-  'export_statement', 'decorated_definition', 'lexical_declaration', 'variable_declaration', 'expression_statement',
-  'ambient_declaration', 'type_declaration', 'var_declaration', 'const_declaration',
+  'export_statement',
+  'decorated_definition',
+  'lexical_declaration',
+  'variable_declaration',
+  'expression_statement',
+  'ambient_declaration',
+  'type_declaration',
+  'var_declaration',
+  'const_declaration',
 ]);
 
 /** The declaration's header: everything before its body, or its first lines when it has none. */
 function signatureOf(node: Node, body: Node | null): string {
-  const text = body && body.startIndex > node.startIndex ? node.text.slice(0, body.startIndex - node.startIndex) : node.text;
+  const text =
+    body && body.startIndex > node.startIndex ? node.text.slice(0, body.startIndex - node.startIndex) : node.text;
   let header = text.trimEnd();
   if (header.length > MAX_SIGNATURE_CHARS) {
     const cut = header.lastIndexOf('\n', MAX_SIGNATURE_CHARS);
@@ -104,7 +112,12 @@ function recordConstruction(walk: Walk, target: Node | null, value: Node | null,
   const ctor = value.childForFieldName(field);
   const className = ctor?.text.split('.').pop();
   if (!className || !/^[A-Z][\w$]*$/.test(className)) return;
-  const name = (target.childForFieldName('property') ?? target.childForFieldName('attribute') ?? target.childForFieldName('field') ?? target).text;
+  const name = (
+    target.childForFieldName('property') ??
+    target.childForFieldName('attribute') ??
+    target.childForFieldName('field') ??
+    target
+  ).text;
   if (IDENTIFIER.test(name)) addType(walk, { name, typeNames: [className], container, line: target.startPosition.row });
 }
 
@@ -118,7 +131,14 @@ function scanForTypes(walk: Walk, node: Node, container: string | undefined, dep
   for (const child of node.namedChildren) if (child) scanForTypes(walk, child, container, depth + 1);
 }
 
-function addChunk(walk: Walk, kind: ChunkKind, startRow: number, endRow: number, text: string, symbols: string[]): void {
+function addChunk(
+  walk: Walk,
+  kind: ChunkKind,
+  startRow: number,
+  endRow: number,
+  text: string,
+  symbols: string[],
+): void {
   if (!text.trim()) return;
   const id = `${walk.path}#${startRow}-${endRow}:${kind}`;
   // Error recovery can yield two declarations over the same rows: one chunk, both names.
@@ -149,12 +169,19 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
   if (!hasBodies && full.length <= SHORT_TYPE_LINES) return full.join('\n');
   const indent = (row: number): string => /^\s*/.exec(walk.lines[row] ?? '')![0];
   const opener = walk.spec.blockClose ? ' {' : '';
-  const lines = [outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd().replace(/\s*\n\s*/g, ' ') + opener];
+  const lines = [
+    outer.text
+      .slice(0, body.startIndex - outer.startIndex)
+      .trimEnd()
+      .replace(/\s*\n\s*/g, ' ') + opener,
+  ];
   for (const member of members) {
     // One line a member, so that a budget holds as many member names as possible.
     // Modifiers cost characters and rarely decide the next line; the budget is better spent on members.
     const sig = member.signature.replace(/\s*\n\s*/g, ' ').replace(MODIFIERS, '');
-    lines.push(indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
+    lines.push(
+      indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig),
+    );
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
   // One line a member, whatever the count: retrieval focuses an oversized outline on the members it needs.
@@ -192,7 +219,10 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   if (decl.container && body) {
     const members: SymbolInfo[] = [];
     walkChildren(walk, body, name, members);
-    addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [name, ...members.map((m) => m.name)]);
+    addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [
+      name,
+      ...members.map((m) => m.name),
+    ]);
   } else if ((kind === 'function' || kind === 'method') && body) {
     if (name === 'constructor' || name === '__init__') scanForTypes(walk, body, container, 0);
     addChunk(walk, kind, symbol.range.start, symbol.range.end, linesOf(walk, outer), [name]);
@@ -201,7 +231,13 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
 }
 
 /** Walks declarations below `parent`, collecting direct members (for outlines) into `members`. */
-function walkChildren(walk: Walk, parent: Node, container: string | undefined, members: SymbolInfo[], outer?: Node): void {
+function walkChildren(
+  walk: Walk,
+  parent: Node,
+  container: string | undefined,
+  members: SymbolInfo[],
+  outer?: Node,
+): void {
   for (const child of parent.namedChildren) {
     if (!child) continue;
     if (walk.spec.decls[child.type]) {
@@ -223,7 +259,9 @@ function statementGroups(walk: Walk, root: Node): void {
   const flush = (): void => {
     if (groupStart >= 0) {
       const text = walk.lines.slice(groupStart, groupEnd).join('\n');
-      const names = walk.symbols.filter((s) => s.range.start >= groupStart && s.range.start < groupEnd).map((s) => s.name);
+      const names = walk.symbols
+        .filter((s) => s.range.start >= groupStart && s.range.start < groupEnd)
+        .map((s) => s.name);
       addChunk(walk, 'statements', groupStart, groupEnd, text, names);
     }
     groupStart = -1;
@@ -263,5 +301,13 @@ export function extractFacts(filePath: string, spec: LanguageSpec, text: string,
 
 /** Facts for a file without a grammar: line windows only. */
 export function textFacts(filePath: string, text: string): FileFacts {
-  return { path: filePath, language: 'text', symbols: [], chunks: lineWindows(filePath, text), imports: [], types: [], hasErrors: false };
+  return {
+    path: filePath,
+    language: 'text',
+    symbols: [],
+    chunks: lineWindows(filePath, text),
+    imports: [],
+    types: [],
+    hasErrors: false,
+  };
 }

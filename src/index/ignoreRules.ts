@@ -75,8 +75,13 @@ export class Rules {
 
   private isExcludedPath(rel: string): boolean {
     // VCS internals are never source, whatever the configured globs say.
-    return rel === '.git' || rel.startsWith('.git/') || rel.includes('/.git/') || rel.endsWith('/.git') ||
-      this.isExcluded(rel);
+    return (
+      rel === '.git' ||
+      rel.startsWith('.git/') ||
+      rel.includes('/.git/') ||
+      rel.endsWith('/.git') ||
+      this.isExcluded(rel)
+    );
   }
 
   /** Git cannot re-include anything below an ignored directory, so ancestors are checked first. */

@@ -86,7 +86,14 @@ function rustImports(root: Node): ImportBinding[] {
     const text = use!.childForFieldName('argument')?.text ?? '';
     const brace = text.indexOf('{');
     const base = (brace >= 0 ? text.slice(0, brace) : text).replace(/::$/, '');
-    const names = brace >= 0 ? text.slice(brace + 1, text.lastIndexOf('}')).split(',').map((s) => s.trim()).filter(Boolean) : [base.split('::').pop()!];
+    const names =
+      brace >= 0
+        ? text
+            .slice(brace + 1, text.lastIndexOf('}'))
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [base.split('::').pop()!];
     const pairs = names.map((n): [string, string] => {
       const [imported, alias] = n.split(/\s+as\s+/);
       const leaf = imported.split('::').pop()!;

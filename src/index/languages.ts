@@ -63,9 +63,18 @@ const tsShared = {
   lineComment: '//',
   decls: tsDecls,
   wrappers: new Set([
-    'program', 'export_statement', 'lexical_declaration', 'variable_declaration', 'class_body',
-    'interface_body', 'object_type', 'enum_body', 'statement_block', 'expression_statement',
-    'ambient_declaration', 'declaration',
+    'program',
+    'export_statement',
+    'lexical_declaration',
+    'variable_declaration',
+    'class_body',
+    'interface_body',
+    'object_type',
+    'enum_body',
+    'statement_block',
+    'expression_statement',
+    'ambient_declaration',
+    'declaration',
   ]),
   typed: {
     public_field_definition: { nameField: 'name', typeField: 'type' },
@@ -120,8 +129,13 @@ const SPECS: LanguageSpec[] = [
       const_spec: { kind: 'variable' },
     },
     wrappers: new Set([
-      'source_file', 'type_declaration', 'struct_type', 'interface_type', 'field_declaration_list',
-      'var_declaration', 'const_declaration',
+      'source_file',
+      'type_declaration',
+      'struct_type',
+      'interface_type',
+      'field_declaration_list',
+      'var_declaration',
+      'const_declaration',
     ]),
     typed: {
       field_declaration: { nameField: 'name', typeField: 'type' },
@@ -208,9 +222,38 @@ byId.set('text', TEXT_SPEC);
  * JSON) are left out: they crowd code out of lexical results and rarely hold what a line of code needs.
  */
 const TEXT_EXTENSIONS = new Set([
-  '.c', '.h', '.cc', '.cpp', '.hpp', '.cs', '.rb', '.php', '.kt', '.kts', '.scala', '.swift', '.lua', '.sh',
-  '.bash', '.vue', '.svelte', '.css', '.scss', '.less', '.html', '.sql', '.graphql', '.proto', '.dart', '.ex',
-  '.exs', '.zig', '.r', '.jl', '.m', '.mm',
+  '.c',
+  '.h',
+  '.cc',
+  '.cpp',
+  '.hpp',
+  '.cs',
+  '.rb',
+  '.php',
+  '.kt',
+  '.kts',
+  '.scala',
+  '.swift',
+  '.lua',
+  '.sh',
+  '.bash',
+  '.vue',
+  '.svelte',
+  '.css',
+  '.scss',
+  '.less',
+  '.html',
+  '.sql',
+  '.graphql',
+  '.proto',
+  '.dart',
+  '.ex',
+  '.exs',
+  '.zig',
+  '.r',
+  '.jl',
+  '.m',
+  '.mm',
 ]);
 
 function extensionOf(path: string): string {
@@ -235,7 +278,9 @@ export function languageSpec(id: LanguageId): LanguageSpec {
 /** Line comment syntax for a path, used to verbalize cross-file context. */
 export function lineCommentFor(path: string): string {
   const ext = extensionOf(path);
-  if (['.c', '.h', '.cc', '.cpp', '.hpp', '.cs', '.kt', '.kts', '.scala', '.swift', '.dart', '.zig', '.php'].includes(ext)) {
+  if (
+    ['.c', '.h', '.cc', '.cpp', '.hpp', '.cs', '.kt', '.kts', '.scala', '.swift', '.dart', '.zig', '.php'].includes(ext)
+  ) {
     return '//';
   }
   if (ext === '.lua' || ext === '.sql') return '--';

@@ -44,9 +44,20 @@ export class LexicalIndex {
     // BM25 cost grows with every term's posting list; the terms nearest the cursor carry the intent.
     // Whole identifiers only: chunks are indexed with identifier parts too, so `renderPage` still matches
     // `renderPage`, while the parts (`render`, `page`) would match half the repository at a high cost.
-    const terms = [...new Set(identifiers(text).map((w) => w.toLowerCase()).reverse())].filter((t) => t.length > 1).slice(0, maxTerms);
+    const terms = [
+      ...new Set(
+        identifiers(text)
+          .map((w) => w.toLowerCase())
+          .reverse(),
+      ),
+    ]
+      .filter((t) => t.length > 1)
+      .slice(0, maxTerms);
     if (terms.length === 0) return [];
-    const results = this.search.search(terms.join(' '), { tokenize: wordsOf, ...(filter ? { filter: (r) => filter(r.id as string) } : {}) });
+    const results = this.search.search(terms.join(' '), {
+      tokenize: wordsOf,
+      ...(filter ? { filter: (r) => filter(r.id as string) } : {}),
+    });
     return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
   }
 

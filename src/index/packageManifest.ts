@@ -18,13 +18,40 @@ export interface WorkspacePackage {
 
 /** Leading directories of a package entry that hold build output rather than source. */
 const OUTPUT_DIRS = new Set([
-  'dist', 'lib', 'build', 'out', 'output', 'esm', 'cjs', 'es', 'es6', 'mjs', 'umd', 'types', 'typings', 'dts',
-  'declarations', 'compiled', 'dist-types', 'dist-esm', 'dist-cjs',
+  'dist',
+  'lib',
+  'build',
+  'out',
+  'output',
+  'esm',
+  'cjs',
+  'es',
+  'es6',
+  'mjs',
+  'umd',
+  'types',
+  'typings',
+  'dts',
+  'declarations',
+  'compiled',
+  'dist-types',
+  'dist-esm',
+  'dist-cjs',
 ]);
 const COMPILED_EXTENSION = /\.(d\.[mc]?ts|[mc]?js|jsx)$/;
 const ENTRY_FALLBACKS = ['src/index', 'index', 'lib/index'];
 /** Condition names in the order that best leads to source (types and `source` point nearest to it). */
-const CONDITION_ORDER = ['source', 'types', 'typescript', 'development', 'import', 'module', 'node', 'require', 'default'];
+const CONDITION_ORDER = [
+  'source',
+  'types',
+  'typescript',
+  'development',
+  'import',
+  'module',
+  'node',
+  'require',
+  'default',
+];
 
 export async function readPackage(file: string, dir: string): Promise<WorkspacePackage | undefined> {
   const json = await readJsonc(file);
@@ -63,12 +90,18 @@ function conditionTargets(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   if (Array.isArray(value)) return value.flatMap(conditionTargets);
   if (!isObject(value)) return [];
-  const keys = [...CONDITION_ORDER.filter((k) => k in value), ...Object.keys(value).filter((k) => !CONDITION_ORDER.includes(k))];
+  const keys = [
+    ...CONDITION_ORDER.filter((k) => k in value),
+    ...Object.keys(value).filter((k) => !CONDITION_ORDER.includes(k)),
+  ];
   return keys.flatMap((k) => conditionTargets(value[k]));
 }
 
 function makePattern(key: string, rawTargets: string[], pkgDir: string): PathPattern {
-  return patternOf(key, unique(rawTargets.filter((t) => t.startsWith('./')).flatMap((t) => sourceCandidates(pkgDir, t))));
+  return patternOf(
+    key,
+    unique(rawTargets.filter((t) => t.startsWith('./')).flatMap((t) => sourceCandidates(pkgDir, t))),
+  );
 }
 
 /**

@@ -49,7 +49,12 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
     await write(`${index.lexicalJSON()}\n`);
     await handle.write(batch);
     await handle.close();
-    const content: CacheMeta = { version: CACHE_VERSION, checksum: hash.digest('hex'), root: index.root, records: index.files.size };
+    const content: CacheMeta = {
+      version: CACHE_VERSION,
+      checksum: hash.digest('hex'),
+      root: index.root,
+      records: index.files.size,
+    };
     await fs.writeFile(metaTemp, JSON.stringify(content));
     await fs.rename(bodyTemp, body);
     await fs.rename(metaTemp, meta);
@@ -74,12 +79,15 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${(error as Error).message}` };
   }
-  if (meta.version !== CACHE_VERSION) return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
+  if (meta.version !== CACHE_VERSION)
+    return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.root) return { ok: false, reason: 'cache belongs to another folder' };
-  if (createHash('sha256').update(raw).digest('hex') !== meta.checksum) return { ok: false, reason: 'cache checksum mismatch' };
+  if (createHash('sha256').update(raw).digest('hex') !== meta.checksum)
+    return { ok: false, reason: 'cache checksum mismatch' };
   try {
     const lines = raw.split('\n');
-    if (lines.length !== meta.records + 2) throw new Error(`expected ${meta.records} records, found ${lines.length - 2}`);
+    if (lines.length !== meta.records + 2)
+      throw new Error(`expected ${meta.records} records, found ${lines.length - 2}`);
     for (let i = 0; i < meta.records; i++) index.put(JSON.parse(lines[i]) as FileRecord, false);
     index.restoreLexical(lines[meta.records]);
     return { ok: true };

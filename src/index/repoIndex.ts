@@ -109,7 +109,8 @@ export class RepoIndex {
     }
     this.symbolCount += record.facts.symbols.length;
     for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
-    for (const name of identifiersOf(record.facts)) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
+    for (const name of identifiersOf(record.facts))
+      this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
     if (addToLexical) this.lexical.add(record.facts.chunks);
     this.windows.add(record.facts.chunks);
     if (!existed) {
@@ -180,7 +181,11 @@ export class RepoIndex {
   ambientSymbols(): SymbolRef[] {
     this.ambient ??= [...this.files.values()]
       .filter((r) => r.facts.path.endsWith('.d.ts'))
-      .flatMap((r) => r.facts.symbols.filter((s) => !s.container && /^declare\s+(const|let|var|function)\b/.test(s.signature)).map((symbol) => ({ path: r.facts.path, symbol })));
+      .flatMap((r) =>
+        r.facts.symbols
+          .filter((s) => !s.container && /^declare\s+(const|let|var|function)\b/.test(s.signature))
+          .map((symbol) => ({ path: r.facts.path, symbol })),
+      );
     return this.ambient;
   }
 
@@ -203,7 +208,10 @@ export class RepoIndex {
     if (!imports) {
       const facts = this.facts(filePath);
       if (!facts) return [];
-      imports = facts.imports.map((binding) => ({ binding, targets: this.layout ? this.resolve(filePath, binding.specifier, binding.imported) : [] }));
+      imports = facts.imports.map((binding) => ({
+        binding,
+        targets: this.layout ? this.resolve(filePath, binding.specifier, binding.imported) : [],
+      }));
       this.resolvedImports.set(filePath, imports);
     }
     return imports;

@@ -33,14 +33,23 @@ export async function readTsConfig(
     const base = baseUrl ?? relativeTo(absRoot, raw.paths.configDir);
     for (const [key, value] of Object.entries(raw.paths.value)) {
       const targets = Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-      patterns.push(patternOf(key, targets.map((t) => path.posix.normalize(joinRel(base, t)))));
+      patterns.push(
+        patternOf(
+          key,
+          targets.map((t) => path.posix.normalize(joinRel(base, t))),
+        ),
+      );
     }
   }
   return { dir, baseUrl, paths: sortPatterns(patterns) };
 }
 
 /** compilerOptions.baseUrl/paths after relative `extends` (a string or, since TS 5.0, an array). */
-function loadTsOptions(file: string, cache: Map<string, Promise<RawTsOptions>>, seen: Set<string>): Promise<RawTsOptions> {
+function loadTsOptions(
+  file: string,
+  cache: Map<string, Promise<RawTsOptions>>,
+  seen: Set<string>,
+): Promise<RawTsOptions> {
   let p = cache.get(file);
   if (!p) {
     p = (async () => {

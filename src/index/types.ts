@@ -9,16 +9,7 @@ export interface LineRange {
 }
 
 export type SymbolKind =
-  | 'function'
-  | 'method'
-  | 'class'
-  | 'interface'
-  | 'type'
-  | 'enum'
-  | 'variable'
-  | 'field'
-  | 'module'
-  | 'namespace';
+  'function' | 'method' | 'class' | 'interface' | 'type' | 'enum' | 'variable' | 'field' | 'module' | 'namespace';
 
 export interface SymbolInfo {
   name: string;

@@ -9,7 +9,14 @@ export function lineWindows(filePath: string, text: string, size = 30, stride = 
     const end = Math.min(lines.length, start + size);
     const body = lines.slice(start, end).join('\n');
     if (body.trim()) {
-      chunks.push({ id: `${filePath}#${start}-${end}:window`, path: filePath, kind: 'window', range: { start, end }, text: body, symbols: [] });
+      chunks.push({
+        id: `${filePath}#${start}-${end}:window`,
+        path: filePath,
+        kind: 'window',
+        range: { start, end },
+        text: body,
+        symbols: [],
+      });
     }
     if (end === lines.length) break;
   }
@@ -169,7 +176,6 @@ export class WindowIndex {
     hits.sort((a, b) => b.score - a.score || comparePlaces(a.chunk, a.start, b.chunk, b.start));
     return hits.slice(0, limit);
   }
-
 
   private intern(words: string[]): Int32Array {
     const ids = new Set<number>();

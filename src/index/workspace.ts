@@ -112,7 +112,12 @@ export class FileRefresher {
       return skip;
     }
     const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-    const read = text === undefined ? await readSourceFile(this.options.root, relPath, maxBytes) : text.length > maxBytes ? { skip: 'too-large' as const } : { text };
+    const read =
+      text === undefined
+        ? await readSourceFile(this.options.root, relPath, maxBytes)
+        : text.length > maxBytes
+          ? { skip: 'too-large' as const }
+          : { text };
     if ('skip' in read) {
       this.index.remove(relPath);
       return read.skip;

@@ -1,7 +1,8 @@
 import { existsSync } from 'fs';
 import * as path from 'path';
 
-export const BUNDLED_MODEL_LABEL = 'repogate-tiny (demo model, 4 M parameters: shows the pipeline, does not write good code)';
+export const BUNDLED_MODEL_LABEL =
+  'repogate-tiny (demo model, 4 M parameters: shows the pipeline, does not write good code)';
 
 /**
  * The tiny model shipped with RepoGate: inside a packaged extension at dist/models/, in a source checkout at
@@ -9,7 +10,10 @@ export const BUNDLED_MODEL_LABEL = 'repogate-tiny (demo model, 4 M parameters: s
  */
 export function bundledModelPath(from: string = __dirname): string | undefined {
   for (let dir = from, i = 0; i < 5; i++, dir = path.dirname(dir)) {
-    for (const candidate of [path.join(dir, 'models', 'repogate-tiny.gguf'), path.join(dir, 'test', 'fixtures', 'models', 'repogate-tiny.gguf')]) {
+    for (const candidate of [
+      path.join(dir, 'models', 'repogate-tiny.gguf'),
+      path.join(dir, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'),
+    ]) {
       if (existsSync(candidate)) return candidate;
     }
   }

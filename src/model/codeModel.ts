@@ -27,7 +27,8 @@ const CACHED_TEXT_CHARS = 256;
 const TOKEN_CACHE_ENTRIES = 64;
 
 /** Code evaluated once at load to measure the prompt speed (long enough to fill CALIBRATION_TOKENS). */
-const CALIBRATION_TEXT = 'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
+const CALIBRATION_TEXT =
+  'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
 const CALIBRATION_TOKENS = 24;
 
 export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
@@ -99,7 +100,12 @@ export class CodeModel extends TokenizingModel implements TokenModel {
     const contextSize = options.contextSize ?? Math.min(model.trainContextSize, 8192);
     let context: LlamaContext;
     try {
-      context = await model.createContext({ contextSize, batchSize: Math.min(contextSize, 1024), threads, sequences: 1 });
+      context = await model.createContext({
+        contextSize,
+        batchSize: Math.min(contextSize, 1024),
+        threads,
+        sequences: 1,
+      });
     } catch (error) {
       await model.dispose();
       throw new ModelFileError(
@@ -124,7 +130,7 @@ export class CodeModel extends TokenizingModel implements TokenModel {
       loadMs: performance.now() - started,
     };
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
-    const bos = addBos ? model.tokens.bos ?? undefined : undefined;
+    const bos = addBos ? (model.tokens.bos ?? undefined) : undefined;
     const session = new FimSession(model, context.getSequence());
     // One short evaluation measures the prompt speed, so that the first request can already fit its time budget.
     const sample = model.tokenize(CALIBRATION_TEXT, false).slice(0, CALIBRATION_TOKENS);

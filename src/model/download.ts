@@ -162,7 +162,15 @@ export async function downloadModel(options: DownloadOptions): Promise<string> {
   let downloader: ModelDownloader;
   try {
     // A downloader that arrives after the abort has written nothing yet; just release it.
-    downloader = await abortable(creating, signal, async () => void creating.then((d) => d.cancel(), () => undefined));
+    downloader = await abortable(
+      creating,
+      signal,
+      async () =>
+        void creating.then(
+          (d) => d.cancel(),
+          () => undefined,
+        ),
+    );
   } catch (error) {
     throw classify(error, signal);
   }
@@ -287,7 +295,16 @@ function cancelled(): DownloadError {
 }
 
 const DISK_ERROR_CODES = new Set([
-  'ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY', 'EISDIR', 'ENOTDIR', 'EMFILE', 'ENFILE',
+  'ENOSPC',
+  'EDQUOT',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'EBUSY',
+  'EISDIR',
+  'ENOTDIR',
+  'EMFILE',
+  'ENFILE',
 ]);
 
 /** ipull reports HTTP failures with `statusCode` and file-system failures with an errno `code`; the rest is network. */

@@ -95,7 +95,11 @@ const STARCODER_FIM = {
   eot: ['<|endoftext|>'],
 } as const;
 
-const QWEN_FIM = { fimPrefix: ['<|fim_prefix|>'], fimSuffix: ['<|fim_suffix|>'], fimMiddle: ['<|fim_middle|>'] } as const;
+const QWEN_FIM = {
+  fimPrefix: ['<|fim_prefix|>'],
+  fimSuffix: ['<|fim_suffix|>'],
+  fimMiddle: ['<|fim_middle|>'],
+} as const;
 
 const REPOFORMER_SOURCE =
   'amazon-science/Repoformer repo_eval/eval_vllm_repoformer.py: <fim_prefix>L<fim_suffix>R<eof>, then <cc>CC<fim_middle> or <fim_middle>; P(<cc>) is read at id 49152';
@@ -173,7 +177,12 @@ export const FAMILIES: readonly ModelFamily[] = [
   {
     id: 'deepseek-coder',
     label: 'DeepSeek-Coder',
-    tokens: { fimPrefix: ['<｜fim▁begin｜>'], fimSuffix: ['<｜fim▁hole｜>'], fimMiddle: ['<｜fim▁end｜>'], eot: ['<｜end▁of▁sentence｜>'] },
+    tokens: {
+      fimPrefix: ['<｜fim▁begin｜>'],
+      fimSuffix: ['<｜fim▁hole｜>'],
+      fimMiddle: ['<｜fim▁end｜>'],
+      eot: ['<｜end▁of▁sentence｜>'],
+    },
     order: 'psm',
     context: 'comment-blocks',
     requires: [],
@@ -243,7 +252,8 @@ function resolve(family: ModelFamily, vocab: VocabularyInfo, options: FamilyOpti
     if (ids[role] === undefined && needed) missing.push(names.join(' or '));
   }
   if (missing.length > 0) return missing;
-  if (!metadataMatches(family, vocab)) return Object.entries(family.metadata ?? {}).map(([k, v]) => `metadata ${k} = ${v}`);
+  if (!metadataMatches(family, vocab))
+    return Object.entries(family.metadata ?? {}).map(([k, v]) => `metadata ${k} = ${v}`);
   for (const stop of family.stops ?? []) {
     const id = vocab.controlTokens.get(stop);
     if (id !== undefined) specials.set(stop, id);
@@ -326,11 +336,17 @@ export function renderGateContinuation(f: ResolvedFamily, input: PromptInput): P
 }
 
 /** The current file after the other files: its separator and path, then the FIM part (psm families). */
-function repoPrompt(f: ResolvedFamily, layout: RepoLayout, input: PromptInput, snippets: readonly Snippet[]): PromptPiece[] {
+function repoPrompt(
+  f: ResolvedFamily,
+  layout: RepoLayout,
+  input: PromptInput,
+  snippets: readonly Snippet[],
+): PromptPiece[] {
   const pieces: PromptPiece[] = [];
   // The repository name is the stable head of the prompt; files follow worst first so the best is nearest the code.
   if (input.repoName) pieces.push(special('repoName'), { text: input.repoName + layout.afterRepoName });
-  for (const s of [...snippets].reverse()) pieces.push(special('fileSep'), { text: `${s.path}\n${s.text}${layout.afterFile}` });
+  for (const s of [...snippets].reverse())
+    pieces.push(special('fileSep'), { text: `${s.path}\n${s.text}${layout.afterFile}` });
   const header = `${input.path}\n`;
   pieces.push(special('fileSep'));
   if (layout.pathInPrefix) pieces.push(...fim(f, header + input.left, input.right));
@@ -343,7 +359,8 @@ export function renderPrompt(f: ResolvedFamily, input: PromptInput): PromptPiece
   const { family } = f;
   if (family.context === 'gate') return normalize([...renderGatePrefix(f, input), ...renderGateContinuation(f, input)]);
   const snippets = snippetsOf(input);
-  if (family.context === 'files' && family.repo && snippets.length > 0) return normalize(repoPrompt(f, family.repo, input, snippets));
+  if (family.context === 'files' && family.repo && snippets.length > 0)
+    return normalize(repoPrompt(f, family.repo, input, snippets));
   // CrossCodeEval's layout: the comment block opens the prefix; its leading blank lines only separate it from <cc>.
   const cc = renderCommentBlocks(snippets, input.path).replace(/^\n+/, '');
   return normalize([...fim(f, cc + input.left, input.right), ...middle(f)]);

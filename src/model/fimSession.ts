@@ -100,9 +100,13 @@ export class FimSession {
     return this.exclusive(async () => {
       const cost = await this.align(tokens);
       const rest = asTokens(tokens.slice(cost.reused));
-      const input = rest.map((t, i) => (i === rest.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t));
+      const input = rest.map((t, i) =>
+        i === rest.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t,
+      );
       const started = performance.now();
-      const result = await this.sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+      const result = await this.sequence.controlledEvaluate(
+        input as Parameters<LlamaContextSequence['controlledEvaluate']>[0],
+      );
       this.timed(rest.length, performance.now() - started);
       const probabilities = result[rest.length - 1]?.next.probabilities;
       if (!probabilities) throw new Error('the model returned no next-token probabilities');
@@ -123,7 +127,11 @@ export class FimSession {
         return { ...cost, text, tokens: out, confidences, stoppedBy: options.signal?.aborted ? 'abort' : 'max-tokens' };
       }
       const evaluationStarted = performance.now();
-      const stream = this.sequence.evaluateWithMetadata(asTokens(tokens.slice(cost.reused)), { confidence: true }, { temperature: 0 });
+      const stream = this.sequence.evaluateWithMetadata(
+        asTokens(tokens.slice(cost.reused)),
+        { confidence: true },
+        { temperature: 0 },
+      );
       for await (const { token, confidence } of stream) {
         if (firstTokenAt === undefined) {
           firstTokenAt = performance.now();
@@ -157,7 +165,8 @@ export class FimSession {
   private timed(tokens: number, ms: number): void {
     if (tokens < MIN_TIMED_TOKENS) return;
     const perToken = ms / tokens;
-    this.msPerToken = this.msPerToken === undefined ? perToken : this.msPerToken + SPEED_SMOOTHING * (perToken - this.msPerToken);
+    this.msPerToken =
+      this.msPerToken === undefined ? perToken : this.msPerToken + SPEED_SMOOTHING * (perToken - this.msPerToken);
   }
 
   /** Drops what the cache holds after the prefix it shares with `tokens`; at least the last token is re-evaluated so its logits exist. */
@@ -166,7 +175,10 @@ export class FimSession {
     if (tokens.length > this.sequence.contextSize) {
       throw new Error(`prompt of ${tokens.length} tokens exceeds the context of ${this.sequence.contextSize}`);
     }
-    const shared = Math.min(this.sequence.compareContextTokens(asTokens(tokens)).firstDifferentIndex, tokens.length - 1);
+    const shared = Math.min(
+      this.sequence.compareContextTokens(asTokens(tokens)).firstDifferentIndex,
+      tokens.length - 1,
+    );
     if (shared < this.sequence.nextTokenIndex) {
       await this.sequence.eraseContextTokenRanges([{ start: shared, end: this.sequence.nextTokenIndex }]);
     }

@@ -13,8 +13,19 @@ export type GgufValue = string | number | bigint | boolean | GgufValue[];
 
 /** GGUF metadata value types (gguf.h `enum gguf_type`). */
 export const GgufType = {
-  UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7,
-  STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12,
+  UINT8: 0,
+  INT8: 1,
+  UINT16: 2,
+  INT16: 3,
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+  UINT64: 10,
+  INT64: 11,
+  FLOAT64: 12,
 } as const;
 export type GgufType = (typeof GgufType)[keyof typeof GgufType];
 
@@ -75,9 +86,17 @@ const MAX_DIMS = 4;
 const CHUNK = 1 << 20;
 
 const SCALAR_SIZE: Partial<Record<GgufType, number>> = {
-  [GgufType.UINT8]: 1, [GgufType.INT8]: 1, [GgufType.UINT16]: 2, [GgufType.INT16]: 2,
-  [GgufType.UINT32]: 4, [GgufType.INT32]: 4, [GgufType.FLOAT32]: 4, [GgufType.BOOL]: 1,
-  [GgufType.UINT64]: 8, [GgufType.INT64]: 8, [GgufType.FLOAT64]: 8,
+  [GgufType.UINT8]: 1,
+  [GgufType.INT8]: 1,
+  [GgufType.UINT16]: 2,
+  [GgufType.INT16]: 2,
+  [GgufType.UINT32]: 4,
+  [GgufType.INT32]: 4,
+  [GgufType.FLOAT32]: 4,
+  [GgufType.BOOL]: 1,
+  [GgufType.UINT64]: 8,
+  [GgufType.INT64]: 8,
+  [GgufType.FLOAT64]: 8,
 };
 
 /** A forward-only buffered reader: `has` is synchronous so that hot loops await only when a refill is due. */
@@ -86,7 +105,10 @@ class FileReader {
   private pos = 0;
   private bufStart = 0;
 
-  constructor(private readonly fh: fs.FileHandle, readonly fileSize: number) {}
+  constructor(
+    private readonly fh: fs.FileHandle,
+    readonly fileSize: number,
+  ) {}
 
   get offset(): number {
     return this.bufStart + this.pos;
@@ -162,17 +184,28 @@ class FileReader {
     const p = this.pos;
     this.pos += SCALAR_SIZE[type]!;
     switch (type) {
-      case GgufType.UINT8: return b.readUInt8(p);
-      case GgufType.INT8: return b.readInt8(p);
-      case GgufType.UINT16: return b.readUInt16LE(p);
-      case GgufType.INT16: return b.readInt16LE(p);
-      case GgufType.UINT32: return b.readUInt32LE(p);
-      case GgufType.INT32: return b.readInt32LE(p);
-      case GgufType.FLOAT32: return b.readFloatLE(p);
-      case GgufType.BOOL: return b.readUInt8(p) !== 0;
-      case GgufType.UINT64: return b.readBigUInt64LE(p);
-      case GgufType.INT64: return b.readBigInt64LE(p);
-      default: return b.readDoubleLE(p);
+      case GgufType.UINT8:
+        return b.readUInt8(p);
+      case GgufType.INT8:
+        return b.readInt8(p);
+      case GgufType.UINT16:
+        return b.readUInt16LE(p);
+      case GgufType.INT16:
+        return b.readInt16LE(p);
+      case GgufType.UINT32:
+        return b.readUInt32LE(p);
+      case GgufType.INT32:
+        return b.readInt32LE(p);
+      case GgufType.FLOAT32:
+        return b.readFloatLE(p);
+      case GgufType.BOOL:
+        return b.readUInt8(p) !== 0;
+      case GgufType.UINT64:
+        return b.readBigUInt64LE(p);
+      case GgufType.INT64:
+        return b.readBigInt64LE(p);
+      default:
+        return b.readDoubleLE(p);
     }
   }
 }
@@ -196,7 +229,8 @@ async function readArray(r: FileReader, key: string): Promise<{ value: GgufValue
   await r.need(12, `the array header of '${key}'`);
   const elementType = checkType(r.u32(), key);
   const count = r.count();
-  if (elementType === GgufType.ARRAY) throw new GgufError('corrupt', `metadata key '${key}' is an array of arrays, which llama.cpp does not read`);
+  if (elementType === GgufType.ARRAY)
+    throw new GgufError('corrupt', `metadata key '${key}' is an array of arrays, which llama.cpp does not read`);
   const size = SCALAR_SIZE[elementType] ?? 8; // a string takes at least its 8-byte length
   if (count * size > r.remaining()) throw truncated(`the ${count} elements of '${key}'`, r.fileSize);
   const value: GgufValue[] = new Array<GgufValue>(count);
@@ -231,7 +265,11 @@ export async function readGguf(path: string): Promise<GgufHeader> {
     const head = Buffer.from(r.peek(headLength));
     const magic = head.subarray(0, 4);
     if (!Buffer.from(GGUF_MAGIC).subarray(0, magic.length).equals(magic)) {
-      throw new GgufError('not-gguf', `the file starts with ${JSON.stringify(magic.toString('latin1'))}, not "${GGUF_MAGIC}"`, { head });
+      throw new GgufError(
+        'not-gguf',
+        `the file starts with ${JSON.stringify(magic.toString('latin1'))}, not "${GGUF_MAGIC}"`,
+        { head },
+      );
     }
     if (magic.length < 4) throw truncated('the magic', fileSize);
     r.skip(4);
@@ -239,7 +277,11 @@ export async function readGguf(path: string): Promise<GgufHeader> {
     await r.need(4, 'the version');
     const version = r.u32();
     if (!SUPPORTED_VERSIONS.includes(version)) {
-      throw new GgufError('unsupported-version', `GGUF version ${version} (supported: ${SUPPORTED_VERSIONS.join(', ')})`, { version });
+      throw new GgufError(
+        'unsupported-version',
+        `GGUF version ${version} (supported: ${SUPPORTED_VERSIONS.join(', ')})`,
+        { version },
+      );
     }
     await r.need(16, 'the tensor and key counts');
     const tensorCount = r.count();
@@ -270,7 +312,8 @@ export async function readGguf(path: string): Promise<GgufHeader> {
       const name = await readString(r, `the name of tensor ${i}`);
       await r.need(4, `the dimensions of '${name}'`);
       const nDims = r.u32();
-      if (nDims > MAX_DIMS) throw new GgufError('corrupt', `tensor '${name}' has ${nDims} dimensions (at most ${MAX_DIMS})`);
+      if (nDims > MAX_DIMS)
+        throw new GgufError('corrupt', `tensor '${name}' has ${nDims} dimensions (at most ${MAX_DIMS})`);
       await r.need(8 * nDims + 12, `the shape of '${name}'`);
       const dims: number[] = [];
       for (let d = 0; d < nDims; d++) dims.push(Number(r.u64()));
@@ -299,7 +342,8 @@ const TOKEN_TYPE_USER_DEFINED = 4;
  * [X] (upper case, as Mistral's [PREFIX] and BERT's [SEP]) and SentencePiece's ▁<PRE> (CodeLlama, whose FIM
  * tokens are often typed as plain text).
  */
-const MARKER = /^(?:<\|[^\s|]{1,48}\|>|<｜[^\s｜]{1,48}｜>|<\/?[A-Za-z][\w.:-]{0,30}>|\[\/?[A-Z][A-Z0-9_]{0,30}\]|▁<[A-Z]{2,8}>)$/u;
+const MARKER =
+  /^(?:<\|[^\s|]{1,48}\|>|<｜[^\s｜]{1,48}｜>|<\/?[A-Za-z][\w.:-]{0,30}>|\[\/?[A-Z][A-Z0-9_]{0,30}\]|▁<[A-Z]{2,8}>)$/u;
 
 /**
  * Text → id of the tokens that identify a model family: CONTROL and USER_DEFINED tokens, and tokens whose text

@@ -45,22 +45,153 @@ export interface ModelFileInfo {
  * "(unknown)" and "clip" (a vision projector that llama.cpp refuses to load as a model).
  */
 export const LLAMA_CPP_ARCHITECTURES: readonly string[] = [
-  'afmoe', 'apertus', 'arcee', 'arctic', 'arwkv7', 'baichuan', 'bailingmoe', 'bailingmoe2', 'bailingmoe3', 'bert',
-  'bitnet', 'bloom', 'chameleon', 'chatglm', 'codeshell', 'cogvlm', 'cohere2', 'cohere2moe', 'command-r', 'dbrx',
-  'deci', 'deepseek', 'deepseek2', 'deepseek2-ocr', 'deepseek32', 'deepseek4', 'dflash', 'dots1', 'dots3note',
-  'dream', 'eagle3', 'ernie4_5', 'ernie4_5-moe', 'eurobert', 'exaone', 'exaone-moe', 'exaone4', 'falcon',
-  'falcon-h1', 'gemma', 'gemma-embedding', 'gemma2', 'gemma3', 'gemma3n', 'gemma4', 'gemma4-assistant', 'glm-dsa',
-  'glm4', 'glm4moe', 'gpt-oss', 'gpt2', 'gptj', 'gptneox', 'granite', 'granite_swa', 'granitehybrid', 'granitemoe',
-  'graniteswitch', 'grok', 'grovemoe', 'hunyuan-dense', 'hunyuan-moe', 'hunyuan_vl', 'hy_v3', 'internlm2', 'jais',
-  'jais2', 'jamba', 'jina-bert-v2', 'jina-bert-v3', 'kimi-k3', 'kimi-linear', 'laguna', 'lfm2', 'lfm2moe', 'llada',
-  'llada-moe', 'llama', 'llama-embed', 'llama4', 'maincoder', 'mamba', 'mamba2', 'mellum', 'mimo2', 'minicpm',
-  'minicpm3', 'minimax-01', 'minimax-m2', 'minimax-m3', 'mistral3', 'mistral4', 'modern-bert', 'mpt', 'muse-glimmer',
-  'nanbeige', 'nemotron', 'nemotron_h', 'nemotron_h_moe', 'neo-bert', 'nomic-bert', 'nomic-bert-moe', 'olmo',
-  'olmo2', 'olmoe', 'openelm', 'orion', 'paddleocr', 'pangu-embedded', 'phi2', 'phi3', 'phimoe', 'plamo', 'plamo2',
-  'plamo3', 'plm', 'pockettts', 'qwen', 'qwen2', 'qwen2moe', 'qwen2vl', 'qwen3', 'qwen35', 'qwen35moe', 'qwen3moe',
-  'qwen3next', 'qwen3tts', 'qwen3vl', 'qwen3vlmoe', 'qwen4exp', 'refact', 'rnd1', 'rwkv6', 'rwkv6qwen2', 'rwkv7',
-  'seed_oss', 'smallthinker', 'smollm3', 'stablelm', 'starcoder', 'starcoder2', 'step35', 't5', 't5encoder',
-  'talkie', 'wavtokenizer-dec', 'xverse',
+  'afmoe',
+  'apertus',
+  'arcee',
+  'arctic',
+  'arwkv7',
+  'baichuan',
+  'bailingmoe',
+  'bailingmoe2',
+  'bailingmoe3',
+  'bert',
+  'bitnet',
+  'bloom',
+  'chameleon',
+  'chatglm',
+  'codeshell',
+  'cogvlm',
+  'cohere2',
+  'cohere2moe',
+  'command-r',
+  'dbrx',
+  'deci',
+  'deepseek',
+  'deepseek2',
+  'deepseek2-ocr',
+  'deepseek32',
+  'deepseek4',
+  'dflash',
+  'dots1',
+  'dots3note',
+  'dream',
+  'eagle3',
+  'ernie4_5',
+  'ernie4_5-moe',
+  'eurobert',
+  'exaone',
+  'exaone-moe',
+  'exaone4',
+  'falcon',
+  'falcon-h1',
+  'gemma',
+  'gemma-embedding',
+  'gemma2',
+  'gemma3',
+  'gemma3n',
+  'gemma4',
+  'gemma4-assistant',
+  'glm-dsa',
+  'glm4',
+  'glm4moe',
+  'gpt-oss',
+  'gpt2',
+  'gptj',
+  'gptneox',
+  'granite',
+  'granite_swa',
+  'granitehybrid',
+  'granitemoe',
+  'graniteswitch',
+  'grok',
+  'grovemoe',
+  'hunyuan-dense',
+  'hunyuan-moe',
+  'hunyuan_vl',
+  'hy_v3',
+  'internlm2',
+  'jais',
+  'jais2',
+  'jamba',
+  'jina-bert-v2',
+  'jina-bert-v3',
+  'kimi-k3',
+  'kimi-linear',
+  'laguna',
+  'lfm2',
+  'lfm2moe',
+  'llada',
+  'llada-moe',
+  'llama',
+  'llama-embed',
+  'llama4',
+  'maincoder',
+  'mamba',
+  'mamba2',
+  'mellum',
+  'mimo2',
+  'minicpm',
+  'minicpm3',
+  'minimax-01',
+  'minimax-m2',
+  'minimax-m3',
+  'mistral3',
+  'mistral4',
+  'modern-bert',
+  'mpt',
+  'muse-glimmer',
+  'nanbeige',
+  'nemotron',
+  'nemotron_h',
+  'nemotron_h_moe',
+  'neo-bert',
+  'nomic-bert',
+  'nomic-bert-moe',
+  'olmo',
+  'olmo2',
+  'olmoe',
+  'openelm',
+  'orion',
+  'paddleocr',
+  'pangu-embedded',
+  'phi2',
+  'phi3',
+  'phimoe',
+  'plamo',
+  'plamo2',
+  'plamo3',
+  'plm',
+  'pockettts',
+  'qwen',
+  'qwen2',
+  'qwen2moe',
+  'qwen2vl',
+  'qwen3',
+  'qwen35',
+  'qwen35moe',
+  'qwen3moe',
+  'qwen3next',
+  'qwen3tts',
+  'qwen3vl',
+  'qwen3vlmoe',
+  'qwen4exp',
+  'refact',
+  'rnd1',
+  'rwkv6',
+  'rwkv6qwen2',
+  'rwkv7',
+  'seed_oss',
+  'smallthinker',
+  'smollm3',
+  'stablelm',
+  'starcoder',
+  'starcoder2',
+  'step35',
+  't5',
+  't5encoder',
+  'talkie',
+  'wavtokenizer-dec',
+  'xverse',
 ];
 const KNOWN_ARCHITECTURES = new Set(LLAMA_CPP_ARCHITECTURES);
 
@@ -120,9 +251,39 @@ export function tensorByteSize(tensor: Pick<GgufTensorInfo, 'dims' | 'type'>): n
  * plus Mistral's bracketed ones.
  */
 const FIM_TEXTS = {
-  prefix: ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>', '[PREFIX]'],
-  suffix: ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>', '[SUFFIX]'],
-  middle: ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>', '[MIDDLE]'],
+  prefix: [
+    '<|fim_prefix|>',
+    '<fim-prefix>',
+    '<fim_prefix>',
+    '<｜fim▁begin｜>',
+    '<PRE>',
+    '▁<PRE>',
+    '<|code_prefix|>',
+    '<|prefix|>',
+    '[PREFIX]',
+  ],
+  suffix: [
+    '<|fim_suffix|>',
+    '<fim-suffix>',
+    '<fim_suffix>',
+    '<｜fim▁hole｜>',
+    '<SUF>',
+    '▁<SUF>',
+    '<|code_suffix|>',
+    '<|suffix|>',
+    '[SUFFIX]',
+  ],
+  middle: [
+    '<|fim_middle|>',
+    '<fim-middle>',
+    '<fim_middle>',
+    '<｜fim▁end｜>',
+    '<MID>',
+    '▁<MID>',
+    '<|code_middle|>',
+    '<|middle|>',
+    '[MIDDLE]',
+  ],
 } as const;
 
 /** The metadata keys of the FIM ids, current and deprecated. */
@@ -172,28 +333,40 @@ export async function checkModelFile(file: string): Promise<ModelFileInfo> {
 
   const architecture = header.metadata.get('general.architecture');
   if (typeof architecture !== 'string' || architecture === '') {
-    throw new ModelFileError('unsupported-architecture', file,
+    throw new ModelFileError(
+      'unsupported-architecture',
+      file,
       `${file} does not say which model architecture it is (general.architecture is missing).`,
-      "Use a .gguf made by llama.cpp's converter (convert_hf_to_gguf.py) or one published for llama.cpp.");
+      "Use a .gguf made by llama.cpp's converter (convert_hf_to_gguf.py) or one published for llama.cpp.",
+    );
   }
   if (architecture === 'clip') {
-    throw new ModelFileError('unsupported-architecture', file,
+    throw new ModelFileError(
+      'unsupported-architecture',
+      file,
       `${file} is a vision projector (an mmproj file, architecture 'clip'), not a language model.`,
-      "Choose the model's main .gguf file instead.");
+      "Choose the model's main .gguf file instead.",
+    );
   }
   if (!KNOWN_ARCHITECTURES.has(architecture)) {
-    throw new ModelFileError('unsupported-architecture', file,
+    throw new ModelFileError(
+      'unsupported-architecture',
+      file,
       `${file} is a '${architecture}' model, an architecture that the llama.cpp bundled with node-llama-cpp 3.21.1 cannot run.`,
-      `Choose a model of a supported architecture (for example llama, qwen2, starcoder2, deepseek2 or gemma), or a RepoGate whose llama.cpp supports '${architecture}'.`);
+      `Choose a model of a supported architecture (for example llama, qwen2, starcoder2, deepseek2 or gemma), or a RepoGate whose llama.cpp supports '${architecture}'.`,
+    );
   }
 
   const fim = fimTokens(header);
   const missing = (['prefix', 'suffix'] as const).filter((kind) => fim[kind] === undefined);
   if (missing.length > 0) {
-    throw new ModelFileError('no-fim', file,
+    throw new ModelFileError(
+      'no-fim',
+      file,
       `${file} has no fill-in-the-middle ${missing.length === 2 ? 'tokens' : `${missing[0]} token`} (neither tokenizer.ggml.fim_pre_token_id / fim_suf_token_id ` +
         'nor tokens such as <fim_prefix>, <|fim_prefix|> or ▁<PRE>), so it cannot complete code between the text before and after the cursor.',
-      'Use a code model trained for fill-in-the-middle, such as a Qwen2.5-Coder, StarCoder2, DeepSeek-Coder or CodeLlama GGUF (chat-only models lack these tokens).');
+      'Use a code model trained for fill-in-the-middle, such as a Qwen2.5-Coder, StarCoder2, DeepSeek-Coder or CodeLlama GGUF (chat-only models lack these tokens).',
+    );
   }
 
   const name = header.metadata.get('general.name');
@@ -215,27 +388,45 @@ async function statModelFile(file: string): Promise<number> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ModelFileError('missing', file, `${file} does not exist.`,
-        'Check the model path: it must name a .gguf file on this machine.');
+      throw new ModelFileError(
+        'missing',
+        file,
+        `${file} does not exist.`,
+        'Check the model path: it must name a .gguf file on this machine.',
+      );
     }
     throw unreadable(file, e);
   }
   if (stat.isDirectory()) {
     const ggufs = (await fs.readdir(file).catch(() => [])).filter((f) => f.toLowerCase().endsWith('.gguf'));
-    const inside = ggufs.length > 0 ? ` It contains ${ggufs.slice(0, 3).join(', ')}${ggufs.length > 3 ? ', …' : ''}.` : '';
-    throw new ModelFileError('missing', file, `${file} is a folder, not a model file.${inside}`,
-      'Point the model path at the .gguf file itself.');
+    const inside =
+      ggufs.length > 0 ? ` It contains ${ggufs.slice(0, 3).join(', ')}${ggufs.length > 3 ? ', …' : ''}.` : '';
+    throw new ModelFileError(
+      'missing',
+      file,
+      `${file} is a folder, not a model file.${inside}`,
+      'Point the model path at the .gguf file itself.',
+    );
   }
   if (!stat.isFile()) {
-    throw new ModelFileError('missing', file, `${file} is not a regular file.`, 'Point the model path at a .gguf file.');
+    throw new ModelFileError(
+      'missing',
+      file,
+      `${file} is not a regular file.`,
+      'Point the model path at a .gguf file.',
+    );
   }
   return stat.size;
 }
 
 function unreadable(file: string, e: unknown): ModelFileError {
   const reason = (e as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (e as Error).message;
-  return new ModelFileError('missing', file, `${file} cannot be read (${reason}).`,
-    'Check that the file exists and that your user may read it.');
+  return new ModelFileError(
+    'missing',
+    file,
+    `${file} cannot be read (${reason}).`,
+    'Check that the file exists and that your user may read it.',
+  );
 }
 
 function describeGgufError(file: string, fileSize: number, e: GgufError): ModelFileError {
@@ -247,11 +438,19 @@ function describeGgufError(file: string, fileSize: number, e: GgufError): ModelF
     case 'truncated':
       return fileSize === 0
         ? new ModelFileError('truncated', file, `${file} is empty (0 bytes).`, REDOWNLOAD)
-        : new ModelFileError('truncated', file,
-          `${file} is cut short: it ends after ${humanSize(fileSize)}, inside its GGUF header (in ${e.details.where}).`, REDOWNLOAD);
+        : new ModelFileError(
+            'truncated',
+            file,
+            `${file} is cut short: it ends after ${humanSize(fileSize)}, inside its GGUF header (in ${e.details.where}).`,
+            REDOWNLOAD,
+          );
     case 'corrupt':
-      return new ModelFileError('corrupt', file, `${file} is a damaged GGUF file: ${e.message}.`,
-        'Download the model again; if the error stays, the converter that wrote the file is broken.');
+      return new ModelFileError(
+        'corrupt',
+        file,
+        `${file} is a damaged GGUF file: ${e.message}.`,
+        'Download the model again; if the error stays, the converter that wrote the file is broken.',
+      );
   }
 }
 
@@ -260,24 +459,41 @@ function notGguf(file: string, head: Buffer): ModelFileError {
   const text = head.toString('utf8').replace(/\uFFFD+$/, ''); // a character cut at the end of the sample
   const isText = !/[\u0000-\u0008\u000E-\u001F\uFFFD]/.test(text);
   const problem = (what: string): string => `${file} is not a GGUF model file (${what}).`;
-  const convert = "RepoGate needs a GGUF model: download a .gguf of the model, or convert it with llama.cpp's convert_hf_to_gguf.py.";
+  const convert =
+    "RepoGate needs a GGUF model: download a .gguf of the model, or convert it with llama.cpp's convert_hf_to_gguf.py.";
   if (isText) {
     const trimmed = text.trimStart();
     const start = `'${trimmed.split(/\s/)[0].slice(0, 24)}'`;
     if (/^<(!doctype|html|head|body|\?xml)/i.test(trimmed)) {
-      return new ModelFileError('not-gguf', file, problem(`it starts with ${start}`),
-        "Download the .gguf file itself, not the web page (on Hugging Face use the file's download link, …/resolve/main/…, not …/blob/main/…).");
+      return new ModelFileError(
+        'not-gguf',
+        file,
+        problem(`it starts with ${start}`),
+        "Download the .gguf file itself, not the web page (on Hugging Face use the file's download link, …/resolve/main/…, not …/blob/main/…).",
+      );
     }
     if (trimmed.startsWith('version https://git-lfs')) {
-      return new ModelFileError('not-gguf', file, problem('it is a Git LFS pointer, not the file it points to'),
-        'Run `git lfs pull` in the clone, or download the .gguf file directly.');
+      return new ModelFileError(
+        'not-gguf',
+        file,
+        problem('it is a Git LFS pointer, not the file it points to'),
+        'Run `git lfs pull` in the clone, or download the .gguf file directly.',
+      );
     }
     if (/^[{[]/.test(trimmed)) {
-      return new ModelFileError('not-gguf', file, problem(`it is a JSON reply starting with ${start}, often an error from the download server`),
-        'Check the download URL and any access token, then download the .gguf file again.');
+      return new ModelFileError(
+        'not-gguf',
+        file,
+        problem(`it is a JSON reply starting with ${start}, often an error from the download server`),
+        'Check the download URL and any access token, then download the .gguf file again.',
+      );
     }
-    return new ModelFileError('not-gguf', file, problem(`it is a text file starting with ${start}`),
-      "Download the model's .gguf file (usually several gigabytes) and point the model path at it.");
+    return new ModelFileError(
+      'not-gguf',
+      file,
+      problem(`it is a text file starting with ${start}`),
+      "Download the model's .gguf file (usually several gigabytes) and point the model path at it.",
+    );
   }
   if (head.subarray(0, 4).equals(Buffer.from('PK\u0003\u0004', 'latin1'))) {
     return new ModelFileError('not-gguf', file, problem('it is a zip archive, as PyTorch checkpoints are'), convert);
@@ -287,24 +503,39 @@ function notGguf(file: string, head: Buffer): ModelFileError {
     return new ModelFileError('not-gguf', file, problem('it is a safetensors file'), convert);
   }
   const bytes = [...head.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  return new ModelFileError('not-gguf', file, problem(`its first bytes are ${bytes}, not 'GGUF'`),
-    "Download the model's .gguf file again and point the model path at it.");
+  return new ModelFileError(
+    'not-gguf',
+    file,
+    problem(`its first bytes are ${bytes}, not 'GGUF'`),
+    "Download the model's .gguf file again and point the model path at it.",
+  );
 }
 
 function badVersion(file: string, version: number): ModelFileError {
-  const swapped = ((version & 0xff) << 24 | (version & 0xff00) << 8 | (version >>> 8) & 0xff00 | version >>> 24) >>> 0;
+  const swapped =
+    (((version & 0xff) << 24) | ((version & 0xff00) << 8) | ((version >>> 8) & 0xff00) | (version >>> 24)) >>> 0;
   if (version === 1) {
-    return new ModelFileError('unsupported-version', file, `${file} is a GGUF version 1 file, which llama.cpp no longer reads.`,
-      'Download a current conversion of the model (GGUF version 3).');
+    return new ModelFileError(
+      'unsupported-version',
+      file,
+      `${file} is a GGUF version 1 file, which llama.cpp no longer reads.`,
+      'Download a current conversion of the model (GGUF version 3).',
+    );
   }
   if (swapped >= 1 && swapped <= 3) {
-    return new ModelFileError('unsupported-version', file,
+    return new ModelFileError(
+      'unsupported-version',
+      file,
       `${file} is a big-endian GGUF file (version ${swapped} with its bytes swapped), made for machines such as s390x.`,
-      'Download the ordinary little-endian .gguf of the model.');
+      'Download the ordinary little-endian .gguf of the model.',
+    );
   }
-  return new ModelFileError('unsupported-version', file,
+  return new ModelFileError(
+    'unsupported-version',
+    file,
     `${file} is GGUF version ${version}; the bundled llama.cpp reads versions 2 and 3.`,
-    'Use a file written as GGUF version 3, or a RepoGate with a newer llama.cpp.');
+    'Use a file written as GGUF version 3, or a RepoGate with a newer llama.cpp.',
+  );
 }
 
 /** Every tensor's data must lie inside the file: the tell-tale of a download that stopped early. */
@@ -314,9 +545,12 @@ function checkTensorData(file: string, header: GgufHeader): void {
   for (const tensor of header.tensors) {
     const blocks = GGML_BLOCKS[tensor.type];
     if (blocks && (tensor.dims[0] ?? 1) % blocks[0] !== 0) {
-      throw new ModelFileError('corrupt', file,
+      throw new ModelFileError(
+        'corrupt',
+        file,
         `${file} is a damaged GGUF file: tensor '${tensor.name}' has rows of ${tensor.dims[0]} values, not a multiple of its type's block of ${blocks[0]}.`,
-        'Download the model again; if the error stays, the converter that wrote the file is broken.');
+        'Download the model again; if the error stays, the converter that wrote the file is broken.',
+      );
     }
     const size = tensorByteSize(tensor);
     if (size === undefined) continue;
@@ -326,12 +560,16 @@ function checkTensorData(file: string, header: GgufHeader): void {
   }
   if (cut !== undefined) {
     // Exact byte counts when rounding would show two equal sizes.
-    const [have, need] = humanSize(header.fileSize) === humanSize(needed)
-      ? [`${header.fileSize} bytes`, `${needed} bytes`]
-      : [humanSize(header.fileSize), humanSize(needed)];
-    throw new ModelFileError('truncated', file,
+    const [have, need] =
+      humanSize(header.fileSize) === humanSize(needed)
+        ? [`${header.fileSize} bytes`, `${needed} bytes`]
+        : [humanSize(header.fileSize), humanSize(needed)];
+    throw new ModelFileError(
+      'truncated',
+      file,
       `${file} is incomplete: it is ${have} but its tensors need ${need} (tensor '${cut}' is cut off).`,
-      REDOWNLOAD);
+      REDOWNLOAD,
+    );
   }
 }
 

@@ -16,7 +16,12 @@ export interface PromptBudget {
   generationTokens: number;
 }
 
-export const DEFAULT_BUDGET: PromptBudget = { leftTokens: 1536, rightTokens: 64, contextTokens: DEFAULTS.contextTokens, generationTokens: 64 };
+export const DEFAULT_BUDGET: PromptBudget = {
+  leftTokens: 1536,
+  rightTokens: 64,
+  contextTokens: DEFAULTS.contextTokens,
+  generationTokens: 64,
+};
 
 /** Special tokens a prompt adds around its parts (prefix, suffix, eof, cc, middle, file separators). */
 const SPECIAL_ALLOWANCE = 16;
@@ -51,7 +56,10 @@ export function fitBudget(budget: PromptBudget, contextSize: number): PromptBudg
   const generationTokens = Math.min(budget.generationTokens, Math.floor(contextSize / 4));
   const rightTokens = Math.min(budget.rightTokens, Math.floor(contextSize / 8));
   const contextTokens = Math.min(budget.contextTokens, Math.floor(contextSize / 3));
-  const leftTokens = Math.max(0, Math.min(budget.leftTokens, contextSize - generationTokens - rightTokens - contextTokens - SPECIAL_ALLOWANCE));
+  const leftTokens = Math.max(
+    0,
+    Math.min(budget.leftTokens, contextSize - generationTokens - rightTokens - contextTokens - SPECIAL_ALLOWANCE),
+  );
   return { leftTokens, rightTokens, contextTokens, generationTokens };
 }
 
@@ -92,7 +100,11 @@ export function cutRight(right: string, maxTokens: number, count: TokenCounter):
 }
 
 /** The most best-first snippets whose rendering fits `maxTokens`. */
-export function fitSnippets(snippets: readonly Snippet[], maxTokens: number, renderedTokens: (kept: readonly Snippet[]) => number): Snippet[] {
+export function fitSnippets(
+  snippets: readonly Snippet[],
+  maxTokens: number,
+  renderedTokens: (kept: readonly Snippet[]) => number,
+): Snippet[] {
   let kept: Snippet[] = [];
   for (const snippet of snippets) {
     const next = [...kept, snippet];

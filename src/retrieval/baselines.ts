@@ -70,14 +70,25 @@ export class WindowBaselines {
 
   bm25Search(currentPath: string, prompt: string, budget: number): BaselineResult {
     const started = performance.now();
-    const hits = this.bm25.search(lastLines(prompt, WINDOW_LINES), { filter: (r) => !String(r.id).startsWith(`${currentPath}#`) });
-    const ranked = hits.slice(0, CANDIDATES).map((hit) => toSnippet(this.byId.get(hit.id as string)!.chunk, hit.score, 'BM25'));
+    const hits = this.bm25.search(lastLines(prompt, WINDOW_LINES), {
+      filter: (r) => !String(r.id).startsWith(`${currentPath}#`),
+    });
+    const ranked = hits
+      .slice(0, CANDIDATES)
+      .map((hit) => toSnippet(this.byId.get(hit.id as string)!.chunk, hit.score, 'BM25'));
     return { snippets: packSnippets(ranked, budget).packed, ms: performance.now() - started };
   }
 }
 
 function toSnippet(chunk: Chunk, score: number, name: string): Snippet {
-  return { path: chunk.path, range: chunk.range, text: chunk.text, retriever: 'lexical', why: `${name} ${score.toFixed(2)}`, score };
+  return {
+    path: chunk.path,
+    range: chunk.range,
+    text: chunk.text,
+    retriever: 'lexical',
+    why: `${name} ${score.toFixed(2)}`,
+    score,
+  };
 }
 
 function lastLines(text: string, count: number): string {

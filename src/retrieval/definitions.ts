@@ -89,7 +89,8 @@ export class DefinitionRetriever {
         const weight = Math.max(IMPORT_WEIGHT, anchorWeight.get(name) ?? 0);
         if (binding.imported[i] === '*') {
           // `ns.member`: the module's exports are what the next line may name.
-          for (const target of targets) this.offerModule(target, `import * as ${name} from '${binding.specifier}'`, weight);
+          for (const target of targets)
+            this.offerModule(target, `import * as ${name} from '${binding.specifier}'`, weight);
         } else {
           for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
         }
@@ -99,7 +100,8 @@ export class DefinitionRetriever {
       // `this.` and `super.` reach inherited members: the supertypes' outlines matter even before they are typed.
       const selfWeight = Math.max(0.3, ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight));
       for (const superName of supertypes(enclosing.signature)) {
-        for (const ref of this.resolveName(superName, this.facts.path)) this.offer(ref, selfWeight * 0.9, `supertype of ${enclosing.name}`);
+        for (const ref of this.resolveName(superName, this.facts.path))
+          this.offer(ref, selfWeight * 0.9, `supertype of ${enclosing.name}`);
       }
     }
     if (this.facts.language !== 'text') {
@@ -109,7 +111,12 @@ export class DefinitionRetriever {
       for (const refs of byFile.values()) {
         // One compact snippet a file: the declarations alone, not the statements around them.
         const first = refs[0];
-        const chunk: Chunk = { ...signatureChunk(first), id: `${first.path}#ambient`, text: refs.map((r) => r.symbol.signature).join('\n'), symbols: refs.map((r) => r.symbol.name) };
+        const chunk: Chunk = {
+          ...signatureChunk(first),
+          id: `${first.path}#ambient`,
+          text: refs.map((r) => r.symbol.signature).join('\n'),
+          symbols: refs.map((r) => r.symbol.name),
+        };
         this.offer(first, AMBIENT_WEIGHT * Math.min(1, refs.length / 4), 'repository-wide ambient declarations', chunk);
       }
     }
@@ -147,7 +154,8 @@ export class DefinitionRetriever {
       types = types.flatMap((owner) => this.memberTypes(owner, chain[i]));
       for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
-    if (chain.length === 1) for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
+    if (chain.length === 1)
+      for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
     return out;
   }
 
@@ -164,7 +172,8 @@ export class DefinitionRetriever {
       if (callee !== head) {
         const links = callee.split('.');
         let types = links.length > 1 ? this.typesOfHead(links[0], enclosing, depth + 1) : this.functionResult(links[0]);
-        for (let i = 1; i < links.length && types.length; i++) types = types.flatMap((owner) => this.memberTypes(owner, links[i]));
+        for (let i = 1; i < links.length && types.length; i++)
+          types = types.flatMap((owner) => this.memberTypes(owner, links[i]));
         refs.push(...types);
       }
     }
@@ -173,7 +182,9 @@ export class DefinitionRetriever {
 
   /** The result type of a function imported into this file (`const x = makeThing()`). */
   private functionResult(name: string): SymbolRef[] {
-    return this.resolveName(name, this.facts.path).flatMap((ref) => this.typesInSignature(ref, resultText(ref.symbol.signature)));
+    return this.resolveName(name, this.facts.path).flatMap((ref) =>
+      this.typesInSignature(ref, resultText(ref.symbol.signature)),
+    );
   }
 
   /** The type of member `member` of the type `owner`: its declared field type or its method's return type. */
@@ -182,14 +193,18 @@ export class DefinitionRetriever {
     if (!facts) return [];
     const declared = facts.types.filter((t) => t.name === member && t.container === owner.symbol.name);
     if (declared.length) {
-      return declared.flatMap((t) => t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, owner.path)));
+      return declared.flatMap((t) =>
+        t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, owner.path)),
+      );
     }
     const symbol = facts.symbols.find((s) => s.name === member && s.container === owner.symbol.name);
     return symbol ? this.typesInSignature({ path: owner.path, symbol }, resultText(symbol.signature)) : [];
   }
 
   private typesInSignature(ref: SymbolRef, text: string): SymbolRef[] {
-    return typeNamesOf(text).flatMap((typeName) => this.resolveName(typeName, ref.path)).slice(0, 4);
+    return typeNamesOf(text)
+      .flatMap((typeName) => this.resolveName(typeName, ref.path))
+      .slice(0, 4);
   }
 
   /** Types written for a name in this file: annotations and constructions, plus `name: Type` in the text. */
@@ -197,10 +212,12 @@ export class DefinitionRetriever {
     const names: string[] = [];
     for (const t of this.facts.types) {
       if (t.name !== name) continue;
-      for (const typeName of t.typeNames) if (!BUILTIN_TYPES.has(typeName) && !names.includes(typeName)) names.push(typeName);
+      for (const typeName of t.typeNames)
+        if (!BUILTIN_TYPES.has(typeName) && !names.includes(typeName)) names.push(typeName);
     }
     // Locals inside function bodies are not in the index; their annotations are found textually.
-    if (names.length === 0) for (const typeName of this.local.types.get(name) ?? []) if (!BUILTIN_TYPES.has(typeName)) names.push(typeName);
+    if (names.length === 0)
+      for (const typeName of this.local.types.get(name) ?? []) if (!BUILTIN_TYPES.has(typeName)) names.push(typeName);
     return names;
   }
 
@@ -236,7 +253,11 @@ export class DefinitionRetriever {
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
     // the file that merely shares a name with some top-level symbol elsewhere.
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
-    const global = this.index.symbols(name).filter((r) => r.path !== this.facts.path && !r.symbol.container && (r.symbol.exported || r.path.endsWith('.d.ts')));
+    const global = this.index
+      .symbols(name)
+      .filter(
+        (r) => r.path !== this.facts.path && !r.symbol.container && (r.symbol.exported || r.path.endsWith('.d.ts')),
+      );
     if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
     return global;
   }
@@ -252,7 +273,8 @@ export class DefinitionRetriever {
       const at = binding.names.indexOf(name);
       const star = binding.names.includes('*') && binding.imported.includes('*') && binding.names.length === 1;
       if (at < 0 && !star) continue;
-      const inner = at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
+      const inner =
+        at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
       for (const target of targets) {
         const refs = this.exportedFrom(target, inner, hops + 1);
         if (refs.length) return refs;
@@ -265,7 +287,10 @@ export class DefinitionRetriever {
   private moduleRefs(file: string): SymbolRef[] {
     const facts = this.index.facts(file);
     if (!facts) return [];
-    return facts.symbols.filter((s) => !s.container && s.exported && TYPE_KINDS.has(s.kind)).slice(0, 8).map((symbol) => ({ path: file, symbol }));
+    return facts.symbols
+      .filter((s) => !s.container && s.exported && TYPE_KINDS.has(s.kind))
+      .slice(0, 8)
+      .map((symbol) => ({ path: file, symbol }));
   }
 
   /** A module's outline: one line a top-level export, under the line that imports it as a namespace. */
@@ -286,7 +311,8 @@ export class DefinitionRetriever {
       symbols: [header, ...exported.map((s) => s.name)],
     };
     const known = this.hits.get(chunk.id);
-    if (!known || known.score < weight) this.hits.set(chunk.id, { chunk, score: weight, why: `exports of a namespace import (${header})` });
+    if (!known || known.score < weight)
+      this.hits.set(chunk.id, { chunk, score: weight, why: `exports of a namespace import (${header})` });
   }
 
   private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk): DefinitionHit | undefined {
@@ -352,7 +378,8 @@ export function supertypes(signature: string): string[] {
 /** Capitalised identifiers in a chunk: the types its signatures mention. */
 function typeNamesOf(text: string): string[] {
   const names = new Set<string>();
-  for (const m of text.matchAll(/\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b/g)) if (!BUILTIN_TYPES.has(m[0])) names.add(m[0]);
+  for (const m of text.matchAll(/\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b/g))
+    if (!BUILTIN_TYPES.has(m[0])) names.add(m[0]);
   return [...names].slice(0, 12);
 }
 
@@ -391,4 +418,3 @@ function resultText(signature: string): string {
   const tail = close >= 0 ? signature.slice(close + 1) : signature.slice(signature.indexOf(':') + 1);
   return /[:>]/.test(tail) ? tail : '';
 }
-

@@ -50,7 +50,7 @@ export function fuse(results: readonly { name: RetrieverName; hits: readonly Hit
   for (const c of candidates.values()) {
     c.score = c.definitionScore;
     for (const [name, rank] of Object.entries(c.ranks) as [RetrieverName, number][]) {
-      if (name !== 'definition') c.score += FUSION_WEIGHTS[name] * (RRF_K + 1) / (RRF_K + rank + 1);
+      if (name !== 'definition') c.score += (FUSION_WEIGHTS[name] * (RRF_K + 1)) / (RRF_K + rank + 1);
     }
   }
   return [...candidates.values()];

@@ -37,11 +37,14 @@ export class IndexClient {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(workerScript());
-    worker.on('message', (message: { id?: number; result?: unknown; error?: string; progress?: { done: number; total: number } }) => {
-      if (message.progress) return this.onProgress(message.progress.done, message.progress.total);
-      if (message.error !== undefined) this.requests.reject(message.id!, new Error(message.error));
-      else this.requests.resolve(message.id!, message.result);
-    });
+    worker.on(
+      'message',
+      (message: { id?: number; result?: unknown; error?: string; progress?: { done: number; total: number } }) => {
+        if (message.progress) return this.onProgress(message.progress.done, message.progress.total);
+        if (message.error !== undefined) this.requests.reject(message.id!, new Error(message.error));
+        else this.requests.resolve(message.id!, message.result);
+      },
+    );
     const fail = (error: Error): void => {
       this.worker = undefined;
       this.requests.rejectAll(error);

@@ -22,7 +22,10 @@ export function cutToFit(text: string, room: number): string | undefined {
     if (BOUNDARY.test(lines[i]) || i === 0) lastBoundary = i;
   }
   if (lastBoundary < 0) return undefined;
-  return lines.slice(0, lastBoundary + 1).join('\n').trimEnd();
+  return lines
+    .slice(0, lastBoundary + 1)
+    .join('\n')
+    .trimEnd();
 }
 
 /**
@@ -41,7 +44,11 @@ export function dedent(text: string): string {
 
 /** Text compared for containment whatever its indentation: a dedented window inside an already packed function. */
 function unindented(text: string): string {
-  return text.split('\n').map((line) => line.trimStart()).join('\n').trim();
+  return text
+    .split('\n')
+    .map((line) => line.trimStart())
+    .join('\n')
+    .trim();
 }
 
 /** Share of an oversized outline's room given to whole member signatures; the rest lists more names. */
@@ -52,7 +59,12 @@ const SIGNATURE_SHARE = 0.3;
  * their signatures (in their original order), then as many of the remaining member names as fit on one
  * "… also:" line — a huge type's vocabulary costs a dozen characters a member — and its closing line.
  */
-export function focusOutline(text: string, members: string[], room: number, priority: (name: string) => number): string | undefined {
+export function focusOutline(
+  text: string,
+  members: string[],
+  room: number,
+  priority: (name: string) => number,
+): string | undefined {
   const lines = text.split('\n');
   const closing = lines.length === members.length + 2 ? lines[lines.length - 1] : undefined;
   const memberLines = lines.slice(1, 1 + members.length);
@@ -116,12 +128,20 @@ export function packSnippets(
     const overlaps = packed.some(
       (p) =>
         p.path === candidate.path &&
-        ((p.range.start <= candidate.range.start && p.range.end >= candidate.range.end && unindented(p.text).includes(unindented(candidate.text))) ||
+        ((p.range.start <= candidate.range.start &&
+          p.range.end >= candidate.range.end &&
+          unindented(p.text).includes(unindented(candidate.text))) ||
           unindented(candidate.text).includes(unindented(p.text))),
     );
     if (overlaps || left < 80) return false;
     const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
-    const limit = !first ? Infinity : candidate.members?.length ? outlineChars : candidate.retriever === 'definition' ? definitionChars : Infinity;
+    const limit = !first
+      ? Infinity
+      : candidate.members?.length
+        ? outlineChars
+        : candidate.retriever === 'definition'
+          ? definitionChars
+          : Infinity;
     const room = Math.min(left, cap, limit) - candidate.path.length - 2;
     if (room < 60) return false;
     const text =
@@ -129,7 +149,14 @@ export function packSnippets(
         ? focusOutline(candidate.text, candidate.members, room, memberPriority)
         : cutToFit(candidate.text, room);
     if (!text || !text.trim()) return false;
-    const snippet: Snippet = { ...candidate, text, range: text === candidate.text ? candidate.range : { start: candidate.range.start, end: candidate.range.start + text.split('\n').length } };
+    const snippet: Snippet = {
+      ...candidate,
+      text,
+      range:
+        text === candidate.text
+          ? candidate.range
+          : { start: candidate.range.start, end: candidate.range.start + text.split('\n').length },
+    };
     delete snippet.members;
     packed.push(snippet);
     left -= snippetCost(snippet);

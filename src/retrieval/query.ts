@@ -40,8 +40,14 @@ function decay(distance: number): number {
 export function formQuery(text: string, cursor: Cursor, draft?: string): RetrievalQuery {
   const lines = text.split('\n');
   const current = lines[cursor.line] ?? '';
-  const before = [...lines.slice(Math.max(0, cursor.line - ANCHOR_LEFT_LINES), cursor.line), current.slice(0, cursor.character)];
-  const after = [current.slice(cursor.character), ...lines.slice(cursor.line + 1, cursor.line + 1 + ANCHOR_RIGHT_LINES)];
+  const before = [
+    ...lines.slice(Math.max(0, cursor.line - ANCHOR_LEFT_LINES), cursor.line),
+    current.slice(0, cursor.character),
+  ];
+  const after = [
+    current.slice(cursor.character),
+    ...lines.slice(cursor.line + 1, cursor.line + 1 + ANCHOR_RIGHT_LINES),
+  ];
   const draftLines = draft ? draft.split('\n').slice(0, 10) : [];
   const lexicalLeft = before.slice(draft ? -10 : -QUERY_LEFT_LINES);
   const lexicalText = [...lexicalLeft, ...draftLines, ...(draft ? [] : after.slice(0, QUERY_RIGHT_LINES))].join('\n');

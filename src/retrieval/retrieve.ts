@@ -17,7 +17,11 @@ import type { RetrievalRequest, RetrievalResult, RetrieverName, Snippet } from '
 
 /** Every candidate path, in the order their candidates are merged (ties in the fused score keep this order). */
 export const RETRIEVERS: readonly Retriever[] = [
-  definitionRetriever, lexicalRetriever, similarRetriever, siblingRetriever, recentRetriever,
+  definitionRetriever,
+  lexicalRetriever,
+  similarRetriever,
+  siblingRetriever,
+  recentRetriever,
 ];
 
 /**
@@ -44,7 +48,11 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
   const facts: FileFacts = index.facts(request.path) ?? {
     path: request.path,
     language: languageForPath(request.path)?.id ?? 'text',
-    symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+    symbols: [],
+    chunks: [],
+    imports: [],
+    types: [],
+    hasErrors: false,
   };
   const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
   const stages: Record<string, number> = { query: performance.now() - started };

@@ -44,17 +44,26 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   let lastServerProblem: string | undefined;
 
   const render = (): void =>
-    statusBar.render({ enabled: settings.enabled, model: engine.state, indexing, index: indexInfo, stats: service.stats.snapshot(), gate: settings.gate });
+    statusBar.render({
+      enabled: settings.enabled,
+      model: engine.state,
+      indexing,
+      index: indexInfo,
+      stats: service.stats.snapshot(),
+      gate: settings.gate,
+    });
   const engine = new EngineClient(
     (state) => {
       render();
-      if (state.kind === 'ready') log.info(`model ready: ${state.generator.path}: ${describeModel(state.generator)}, loaded in ${state.generator.loadMs.toFixed(0)} ms`);
+      if (state.kind === 'ready')
+        log.info(
+          `model ready: ${state.generator.path}: ${describeModel(state.generator)}, loaded in ${state.generator.loadMs.toFixed(0)} ms`,
+        );
       if (state.kind === 'error') log.error(`model error: ${state.message}`);
       const problem = state.kind === 'ready' ? state.generator.server?.problem : undefined;
       if (problem && problem.message !== lastServerProblem) {
         log.error(`server: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`);
-      }
-      else if (!problem && lastServerProblem && state.kind === 'ready') log.info('server: answering again');
+      } else if (!problem && lastServerProblem && state.kind === 'ready') log.info('server: answering again');
       lastServerProblem = state.kind === 'ready' ? problem?.message : undefined;
     },
     (line) => log.trace(`engine: ${line}`),
@@ -76,7 +85,13 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     () => (engine.state.kind === 'ready' ? engine : undefined),
     () => void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger'),
   );
-  const provider = new InlineProvider(service, () => settings, () => engine.state.kind === 'ready', log, render);
+  const provider = new InlineProvider(
+    service,
+    () => settings,
+    () => engine.state.kind === 'ready',
+    log,
+    render,
+  );
 
   const loadModels = async (): Promise<void> => {
     service.abortInFlight();
@@ -93,7 +108,10 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
 
   const indexSettings = (): { excludeGlobs: string[]; secretGlobs: string[] } => {
     const c = vscode.workspace.getConfiguration('repogate');
-    return { excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])], secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]) };
+    return {
+      excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])],
+      secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
+    };
   };
 
   const reindex = async (fresh: boolean): Promise<void> => {
@@ -103,7 +121,8 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     }
     if (!vscode.workspace.isTrusted) {
       log.warn('workspace is not trusted: its files are not indexed; completions run without retrieval');
-      if (fresh) void vscode.window.showWarningMessage('RepoGate: this workspace is not trusted, so it is not indexed.');
+      if (fresh)
+        void vscode.window.showWarningMessage('RepoGate: this workspace is not trusted, so it is not indexed.');
       return;
     }
     // Measures what indexing costs the editor: the longest the event loop waited during the build. The histogram
@@ -124,7 +143,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
         };
         token.onCancellationRequested(() => void client.cancelBuild());
         try {
-          const report = await client.build({ root: folder.uri.fsPath, cacheDir: context.storageUri?.fsPath, fresh, ...indexSettings() });
+          const report = await client.build({
+            root: folder.uri.fsPath,
+            cacheDir: context.storageUri?.fsPath,
+            fresh,
+            ...indexSettings(),
+          });
           indexInfo = { files: report.files, symbols: report.symbols };
           const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
           log.info(`${message}; event loop max delay ${(delay.max / 1e6).toFixed(1)} ms`);
@@ -178,7 +202,8 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       settings = readSettings();
       if (!settings.enabled) service.abortInFlight();
       configureEngine();
-      if (MODEL_SETTINGS.some((key) => event.affectsConfiguration(`repogate.${key}`)) && modelChanged(before, settings)) void loadModels();
+      if (MODEL_SETTINGS.some((key) => event.affectsConfiguration(`repogate.${key}`)) && modelChanged(before, settings))
+        void loadModels();
       render();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -219,7 +244,12 @@ const EDIT_SETTLE_MS = 400;
  * Forwards edits, saves and file events to the index worker, one file at a time. Paths outside the folder
  * and non-file documents are ignored; the worker itself drops secrets and ignored files.
  */
-function watchWorkspace(context: vscode.ExtensionContext, folder: vscode.WorkspaceFolder, client: IndexClient, log: vscode.LogOutputChannel): void {
+function watchWorkspace(
+  context: vscode.ExtensionContext,
+  folder: vscode.WorkspaceFolder,
+  client: IndexClient,
+  log: vscode.LogOutputChannel,
+): void {
   const relative = (uri: vscode.Uri): string | undefined => {
     if (uri.scheme !== 'file') return undefined;
     const rel = vscode.workspace.asRelativePath(uri, false);
@@ -237,10 +267,13 @@ function watchWorkspace(context: vscode.ExtensionContext, folder: vscode.Workspa
     vscode.workspace.onDidChangeTextDocument(({ document }) => {
       const key = document.uri.toString();
       clearTimeout(pending.get(key));
-      pending.set(key, setTimeout(() => {
-        pending.delete(key);
-        refresh(document.uri, document.getText());
-      }, EDIT_SETTLE_MS));
+      pending.set(
+        key,
+        setTimeout(() => {
+          pending.delete(key);
+          refresh(document.uri, document.getText());
+        }, EDIT_SETTLE_MS),
+      );
     }),
     vscode.workspace.onDidSaveTextDocument((document) => refresh(document.uri, document.getText())),
     watcher.onDidCreate((uri) => refresh(uri)),

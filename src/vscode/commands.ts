@@ -37,11 +37,15 @@ export function demoModelPath(context: vscode.ExtensionContext): string | undefi
 async function useDemoModel(host: CommandHost): Promise<void> {
   const demo = demoModelPath(host.context);
   if (!demo) {
-    void vscode.window.showErrorMessage('RepoGate: the bundled demo model is missing from this installation; select or download a model.');
+    void vscode.window.showErrorMessage(
+      'RepoGate: the bundled demo model is missing from this installation; select or download a model.',
+    );
     return;
   }
   await useModel(host, demo);
-  void vscode.window.showInformationMessage(`RepoGate: using ${BUNDLED_MODEL_LABEL}. For real completions download a model ("RepoGate: Download Model…").`);
+  void vscode.window.showInformationMessage(
+    `RepoGate: using ${BUNDLED_MODEL_LABEL}. For real completions download a model ("RepoGate: Download Model…").`,
+  );
 }
 
 async function selectModel(host: CommandHost): Promise<void> {
@@ -49,15 +53,29 @@ async function selectModel(host: CommandHost): Promise<void> {
   const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []);
   const current = config().get<string>('modelPath', DEFAULTS.modelPath);
   const picks: Pick[] = [
-    { label: '$(folder-opened) Browse for a GGUF file…', run: async () => {
-      const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF models': ['gguf'] }, title: 'RepoGate: choose a FIM code model' });
-      if (chosen?.[0]) await useModel(host, chosen[0].fsPath);
-    } },
+    {
+      label: '$(folder-opened) Browse for a GGUF file…',
+      run: async () => {
+        const chosen = await vscode.window.showOpenDialog({
+          canSelectMany: false,
+          filters: { 'GGUF models': ['gguf'] },
+          title: 'RepoGate: choose a FIM code model',
+        });
+        if (chosen?.[0]) await useModel(host, chosen[0].fsPath);
+      },
+    },
     { label: '$(cloud-download) Download a model…', run: () => downloadCommand(host) },
     { label: '$(beaker) Use the bundled demo model', description: BUNDLED_MODEL_LABEL, run: () => useDemoModel(host) },
-    ...recent.map((file): Pick => ({ label: `$(history) ${path.basename(file)}`, description: file === current ? `${file} (current)` : file, run: () => useModel(host, file) })),
+    ...recent.map((file): Pick => ({
+      label: `$(history) ${path.basename(file)}`,
+      description: file === current ? `${file} (current)` : file,
+      run: () => useModel(host, file),
+    })),
   ];
-  const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Select Model', placeHolder: 'A fill-in-the-middle GGUF code model' });
+  const picked = await vscode.window.showQuickPick(picks, {
+    title: 'RepoGate: Select Model',
+    placeHolder: 'A fill-in-the-middle GGUF code model',
+  });
   await picked?.run();
 }
 
@@ -70,7 +88,14 @@ function formatProgress(p: DownloadProgress): string {
 async function downloadCommand(host: CommandHost): Promise<void> {
   type Pick = vscode.QuickPickItem & { url?: string; fileName?: string; sha256?: string; repoformer?: RepoformerSize };
   const picks: Pick[] = [
-    ...RECOMMENDED_MODELS.map((m): Pick => ({ label: m.label, description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`, detail: m.note, url: m.url, fileName: m.fileName, sha256: m.sha256 })),
+    ...RECOMMENDED_MODELS.map((m): Pick => ({
+      label: m.label,
+      description: `${(m.sizeBytes / 1e9).toFixed(2)} GB`,
+      detail: m.note,
+      url: m.url,
+      fileName: m.fileName,
+      sha256: m.sha256,
+    })),
     ...REPOFORMER_SIZES.map((r): Pick => ({
       label: `${r.label} (converted on this machine)`,
       description: `${gb(r.parameters * 4)} download, ${gb((r.parameters * 34) / 32)} model`,
@@ -79,15 +104,28 @@ async function downloadCommand(host: CommandHost): Promise<void> {
     })),
     { label: '$(link) Custom URL…', detail: 'Any direct link to a .gguf file (e.g. a Hugging Face "resolve" URL)' },
   ];
-  const picked = await vscode.window.showQuickPick(picks, { title: 'RepoGate: Download Model', placeHolder: 'Recommended fill-in-the-middle code models' });
+  const picked = await vscode.window.showQuickPick(picks, {
+    title: 'RepoGate: Download Model',
+    placeHolder: 'Recommended fill-in-the-middle code models',
+  });
   if (!picked) return;
   if (picked.repoformer) return downloadRepoformer(host, picked.repoformer);
-  const url = picked.url ?? (await vscode.window.showInputBox({ title: 'RepoGate: model URL', prompt: 'Direct URL of a .gguf file', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') }));
+  const url =
+    picked.url ??
+    (await vscode.window.showInputBox({
+      title: 'RepoGate: model URL',
+      prompt: 'Direct URL of a .gguf file',
+      validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL'),
+    }));
   if (!url) return;
   const directory = path.join(host.context.globalStorageUri.fsPath, 'models');
   try {
     const file = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `RepoGate: downloading ${picked.fileName ?? url.split('/').pop()}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `RepoGate: downloading ${picked.fileName ?? url.split('/').pop()}`,
+        cancellable: true,
+      },
       async (progress, token) => {
         const controller = new AbortController();
         token.onCancellationRequested(() => controller.abort());
@@ -111,7 +149,9 @@ async function downloadCommand(host: CommandHost): Promise<void> {
   } catch (error) {
     const e = error as Error & { hint?: string };
     host.log.error(`download failed: ${e.message}`);
-    void vscode.window.showErrorMessage(`RepoGate: download failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} An interrupted download resumes when started again.`);
+    void vscode.window.showErrorMessage(
+      `RepoGate: download failed: ${e.message}${e.hint ? ` ${e.hint}` : ''} An interrupted download resumes when started again.`,
+    );
   }
 }
 
@@ -152,8 +192,11 @@ async function downloadRepoformer(host: CommandHost, size: RepoformerSize): Prom
         const controller = new AbortController();
         token.onCancellationRequested(() => controller.abort());
         return fetchAndConvert({
-          hubBaseUrl: config().get<string>('hubBaseUrl', DEFAULTS.hubBaseUrl), repo: size.repo, directory,
-          out: path.join(models, `${size.id}.q8_0.gguf`), signal: controller.signal,
+          hubBaseUrl: config().get<string>('hubBaseUrl', DEFAULTS.hubBaseUrl),
+          repo: size.repo,
+          directory,
+          out: path.join(models, `${size.id}.q8_0.gguf`),
+          signal: controller.signal,
           onStage: (stage, detail) => {
             host.log.info(`${size.id}: ${stage} ${detail}`);
             progress.report({ message: `${STAGE_LABELS[stage]} ${path.basename(detail)}` });
@@ -204,15 +247,26 @@ async function selectGate(): Promise<void> {
 }
 
 async function toggle(): Promise<void> {
-  await config().update('enabled', !config().get<boolean>('enabled', DEFAULTS.enabled), vscode.ConfigurationTarget.Global);
+  await config().update(
+    'enabled',
+    !config().get<boolean>('enabled', DEFAULTS.enabled),
+    vscode.ConfigurationTarget.Global,
+  );
 }
 
 async function menu(host: CommandHost): Promise<void> {
   const enabled = config().get<boolean>('enabled', DEFAULTS.enabled);
   const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
-    { label: enabled ? '$(circle-slash) Disable completions' : '$(check) Enable completions', command: 'repogate.toggle' },
+    {
+      label: enabled ? '$(circle-slash) Disable completions' : '$(check) Enable completions',
+      command: 'repogate.toggle',
+    },
     { label: '$(refresh) Reindex repository', command: 'repogate.reindex' },
-    { label: '$(git-merge) Switch gate policy…', description: config().get<string>('gate'), command: 'repogate.selectGate' },
+    {
+      label: '$(git-merge) Switch gate policy…',
+      description: config().get<string>('gate'),
+      command: 'repogate.selectGate',
+    },
     { label: '$(question) Explain last completion', command: 'repogate.explainLast' },
     { label: '$(file-binary) Select model…', command: 'repogate.selectModel' },
     { label: '$(cloud-download) Download model…', command: 'repogate.downloadModel' },
@@ -225,7 +279,8 @@ async function menu(host: CommandHost): Promise<void> {
 }
 
 export function registerCommands(host: CommandHost): vscode.Disposable[] {
-  const register = (id: string, run: () => Promise<void> | void): vscode.Disposable => vscode.commands.registerCommand(id, run);
+  const register = (id: string, run: () => Promise<void> | void): vscode.Disposable =>
+    vscode.commands.registerCommand(id, run);
   return [
     register('repogate.reindex', () => host.reindex()),
     register('repogate.toggle', toggle),

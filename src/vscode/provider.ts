@@ -62,15 +62,20 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       return [item(cached.text, position)];
     }
     const burst = this.typingGapMs < settings.debounceMs * BURST_FACTOR;
-    if (!(await sleep(burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION, token))) return undefined;
+    if (!(await sleep(burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION, token)))
+      return undefined;
     const controller = new AbortController();
     const subscription = token.onCancellationRequested(() => controller.abort());
     try {
       const served = await this.service.generate(request, controller.signal);
       if (!served || token.isCancellationRequested) return undefined;
       const r = served.result;
-      const gate = r ? `gate ${r.gate.policy} ${r.gate.fire ? 'fired' : 'closed'} (score ${r.gate.score.toFixed(3)}), ${r.snippets.length} snippets, ` : '';
-      this.log.info(`completion from model in ${(performance.now() - started).toFixed(0)} ms: ${gate}${served.text.length} chars`);
+      const gate = r
+        ? `gate ${r.gate.policy} ${r.gate.fire ? 'fired' : 'closed'} (score ${r.gate.score.toFixed(3)}), ${r.snippets.length} snippets, `
+        : '';
+      this.log.info(
+        `completion from model in ${(performance.now() - started).toFixed(0)} ms: ${gate}${served.text.length} chars`,
+      );
       this.onServed();
       return [item(served.text, position)];
     } catch (error) {

@@ -43,7 +43,12 @@ export function readSettings(): RepoGateSettings {
     serverModel: c.get<string>('serverModel', DEFAULTS.serverModel).trim(),
     modelPath: c.get<string>('modelPath', DEFAULTS.modelPath).trim(),
     policyModelPath: c.get<string>('policyModelPath', DEFAULTS.policyModelPath).trim(),
-    gpuLayers: typeof gpuLayers === 'number' ? gpuLayers : gpuLayers === 'auto' || Number.isNaN(Number(gpuLayers)) ? 'auto' : Number(gpuLayers),
+    gpuLayers:
+      typeof gpuLayers === 'number'
+        ? gpuLayers
+        : gpuLayers === 'auto' || Number.isNaN(Number(gpuLayers))
+          ? 'auto'
+          : Number(gpuLayers),
     threads: positive(c.get<number>('threads')),
     contextSize: positive(c.get<number>('contextSize')),
     gate: isGatePolicy(gate) ? gate : DEFAULTS.gate,

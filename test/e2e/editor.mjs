@@ -28,7 +28,8 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
     const done = join(baselineDir, `done-${n}.json`);
     const deadline = Date.now() + timeout;
     while (!existsSync(done)) {
-      if (Date.now() > deadline) throw new Error(`the baseline extension did not carry out ${JSON.stringify(body)} within ${timeout} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`the baseline extension did not carry out ${JSON.stringify(body)} within ${timeout} ms`);
       await page.waitForTimeout(50);
     }
     const answer = JSON.parse(readFileSync(done, 'utf8'));
@@ -42,23 +43,30 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
     const lines = await page.$$eval(`${activeEditor} .view-lines .view-line`, (els) =>
       els.map((el) => {
         const copy = el.cloneNode(true);
-        copy.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text').forEach((g) => g.remove());
+        copy
+          .querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text')
+          .forEach((g) => g.remove());
         return { top: parseFloat(el.style.top) || 0, text: copy.textContent ?? '' };
       }),
     );
-    return lines.sort((a, b) => a.top - b.top).map((l) => plain(l.text)).join('\n');
+    return lines
+      .sort((a, b) => a.top - b.top)
+      .map((l) => plain(l.text))
+      .join('\n');
   }
 
   /** The ghost text now shown in the active editor, or null: the inline part plus any lines in its view zone. */
   async function ghostText() {
-    return page.evaluate((root) => {
-      const editor = document.querySelector(root);
-      if (!editor) return null;
-      const inline = [...editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview')];
-      const block = [...editor.querySelectorAll('.ghost-text .view-line')];
-      if (!inline.length && !block.length) return null;
-      return [inline.map((el) => el.textContent).join(''), ...block.map((el) => el.textContent)].join('\n');
-    }, activeEditor).then((text) => (text === null ? null : plain(text)));
+    return page
+      .evaluate((root) => {
+        const editor = document.querySelector(root);
+        if (!editor) return null;
+        const inline = [...editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview')];
+        const block = [...editor.querySelectorAll('.ghost-text .view-line')];
+        if (!inline.length && !block.length) return null;
+        return [inline.map((el) => el.textContent).join(''), ...block.map((el) => el.textContent)].join('\n');
+      }, activeEditor)
+      .then((text) => (text === null ? null : plain(text)));
   }
 
   return {
@@ -72,7 +80,9 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       const parts = relPath.split('/');
       for (const [i, name] of parts.entries()) {
         // aria-level tells a top-level "src" from a nested one; the single root folder itself has no row.
-        const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-level="${i + 1}"][aria-label="${name}"]`);
+        const row = page.locator(
+          `.explorer-folders-view .monaco-list-row[aria-level="${i + 1}"][aria-label="${name}"]`,
+        );
         await row.waitFor({ state: 'visible', timeout: 15_000 });
         if (i < parts.length - 1) {
           if ((await row.getAttribute('aria-expanded')) === 'false') await row.click();
@@ -93,7 +103,9 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
     async openAt(file, line) {
       const opened = await request({ op: 'open', file, line });
       const name = file.split('/').at(-1);
-      await page.locator(`.editor-group-container.active .tab.active[aria-label^="${name}"]`).waitFor({ state: 'visible', timeout: 15_000 });
+      await page
+        .locator(`.editor-group-container.active .tab.active[aria-label^="${name}"]`)
+        .waitFor({ state: 'visible', timeout: 15_000 });
       await page.locator(`${activeEditor}.focused`).waitFor({ timeout: 15_000 });
       return opened;
     },
@@ -119,13 +131,17 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
      * frame that showed it, as the page's own clock read it in that frame.
      */
     async waitForGhostText({ timeout = 5_000, since = Date.now() } = {}) {
-      const shownAt = await page.waitForFunction((root) => {
-        const editor = document.querySelector(root);
-        const el = editor?.querySelector('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text');
-        if (!el) return false;
-        const box = el.getBoundingClientRect();
-        return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden' ? Date.now() : false;
-      }, activeEditor, { polling: 'raf', timeout });
+      const shownAt = await page.waitForFunction(
+        (root) => {
+          const editor = document.querySelector(root);
+          const el = editor?.querySelector('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text');
+          if (!el) return false;
+          const box = el.getBoundingClientRect();
+          return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden' ? Date.now() : false;
+        },
+        activeEditor,
+        { polling: 'raf', timeout },
+      );
       const ms = (await shownAt.jsonValue()) - since;
       return { text: await ghostText(), ms };
     },
@@ -151,7 +167,11 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       // VS Code closes a notification as it runs the button's action. A click during the toast's entrance can
       // land without effect (seen once in CI: the toast still there a minute later), so click until it closes.
       const button = item.locator('.monaco-button', { hasText: label }).first();
-      const closed = () => item.waitFor({ state: 'hidden', timeout: 3_000 }).then(() => true, () => false);
+      const closed = () =>
+        item.waitFor({ state: 'hidden', timeout: 3_000 }).then(
+          () => true,
+          () => false,
+        );
       for (let attempt = 0; attempt < 3; attempt++) {
         // A late close between two attempts leaves nothing to click: that is success, not an error.
         await button.click({ timeout: 5_000 }).catch(() => undefined);
@@ -239,7 +259,10 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       for (;;) {
         const text = this.readExtensionLog();
         if (predicate(text)) return text;
-        if (Date.now() > deadline) throw new Error(`the ${LOG_CHANNEL} log did not show it within ${timeout} ms; it reads:\n${text || '(empty)'}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the ${LOG_CHANNEL} log did not show it within ${timeout} ms; it reads:\n${text || '(empty)'}`,
+          );
         await page.waitForTimeout(interval);
       }
     },

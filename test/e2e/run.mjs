@@ -11,12 +11,33 @@
 // Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
 // are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
 import { spawn } from 'child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { chromium } from 'playwright-core';
 import { checks, metrics } from './checks.mjs';
-import { cache, CHROMIUM_ARGS, codeServer, freePort, node24, root, startCodeServer, stopGroup, waitForHttp } from './codeServer.mjs';
+import {
+  cache,
+  CHROMIUM_ARGS,
+  codeServer,
+  freePort,
+  node24,
+  root,
+  startCodeServer,
+  stopGroup,
+  waitForHttp,
+} from './codeServer.mjs';
 import { createEditor } from './editor.mjs';
 
 const artifactsDir = join(root, 'test', 'e2e', 'artifacts');
@@ -46,13 +67,17 @@ const SETTINGS = {
 };
 
 // REPOGATE_E2E_ONLY: a regular expression; only the checks whose names match run (for working on one check).
-const selected = process.env.REPOGATE_E2E_ONLY ? checks.filter((c) => new RegExp(process.env.REPOGATE_E2E_ONLY).test(c.name)) : checks;
+const selected = process.env.REPOGATE_E2E_ONLY
+  ? checks.filter((c) => new RegExp(process.env.REPOGATE_E2E_ONLY).test(c.name))
+  : checks;
 const started = Date.now();
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const say = (line) => console.log(`[e2e ${seconds(Date.now() - started).padStart(7)}] ${line}`);
 
 function newestVsix() {
-  const found = readdirSync(root).filter((n) => /^repogate-.*\.vsix$/.test(n)).map((n) => join(root, n))
+  const found = readdirSync(root)
+    .filter((n) => /^repogate-.*\.vsix$/.test(n))
+    .map((n) => join(root, n))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
   if (!found.length) throw new Error(`no repogate-*.vsix in ${root}: run npm run package first`);
   return found[0];
@@ -87,17 +112,27 @@ function withTimeout(promise, ms, what) {
   let timer;
   return Promise.race([
     promise,
-    new Promise((_, fail) => { timer = setTimeout(() => fail(new Error(`${what} timed out after ${ms} ms`)), ms); }),
+    new Promise((_, fail) => {
+      timer = setTimeout(() => fail(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
   ]).finally(() => clearTimeout(timer));
 }
 
 /** Packages the test-only extension in tools/e2e/<name> with vsce and installs it next to RepoGate. */
 async function installTestExtension(name, common, logFile) {
   const vsix = join(work, `${name}.vsix`);
-  const vsce = spawn(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
-    { cwd: join(root, 'tools', 'e2e', name), stdio: 'ignore' });
-  if ((await withTimeout(exited(vsce), 60_000, `vsce package (${name})`)) !== 0) throw new Error(`vsce could not package tools/e2e/${name}`);
-  const installed = await withTimeout(exited(startCodeServer([...common, '--install-extension', vsix], logFile)), 120_000, `installing ${name}`);
+  const vsce = spawn(
+    join(root, 'node_modules', '.bin', 'vsce'),
+    ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
+    { cwd: join(root, 'tools', 'e2e', name), stdio: 'ignore' },
+  );
+  if ((await withTimeout(exited(vsce), 60_000, `vsce package (${name})`)) !== 0)
+    throw new Error(`vsce could not package tools/e2e/${name}`);
+  const installed = await withTimeout(
+    exited(startCodeServer([...common, '--install-extension', vsix], logFile)),
+    120_000,
+    `installing ${name}`,
+  );
   if (installed !== 0) throw new Error(`installing tools/e2e/${name} exited with ${installed}`);
 }
 
@@ -131,7 +166,10 @@ function finish(reason) {
     // code-server's output and the VS Code logs (the extension's among them) outlive the temporary folder.
     if (work) {
       mkdirSync(artifactsDir, { recursive: true });
-      for (const [from, to] of [['code-server.log', 'code-server.log'], [join('user-data', 'logs'), 'logs']]) {
+      for (const [from, to] of [
+        ['code-server.log', 'code-server.log'],
+        [join('user-data', 'logs'), 'logs'],
+      ]) {
         if (existsSync(join(work, from))) cpSync(join(work, from), join(artifactsDir, to), { recursive: true });
       }
       rmSync(work, { recursive: true, force: true });
@@ -151,19 +189,25 @@ function printMetrics() {
   const { latency: l, eventLoop: e } = metrics;
   console.log('e2e metrics (test/e2e/artifacts/metrics.json):');
   if (l) {
-    console.log(`  keystroke to ghost text, ${l.modelCompletions} model completions: p50 ${l.p50Ms} ms, p95 ${l.p95Ms} ms`
-      + ` (target p50 <= ${l.targetP50Ms} ms: ${l.targetMet ? 'met' : 'NOT MET'}); ${l.cacheCompletions} served from cache`
-      + ` (all ${l.modelCompletions + l.cacheCompletions}: p50 ${l.allP50Ms} ms, p95 ${l.allP95Ms} ms); ${l.keystrokesWithoutGhostText} keystrokes without ghost text`);
+    console.log(
+      `  keystroke to ghost text, ${l.modelCompletions} model completions: p50 ${l.p50Ms} ms, p95 ${l.p95Ms} ms` +
+        ` (target p50 <= ${l.targetP50Ms} ms: ${l.targetMet ? 'met' : 'NOT MET'}); ${l.cacheCompletions} served from cache` +
+        ` (all ${l.modelCompletions + l.cacheCompletions}: p50 ${l.allP50Ms} ms, p95 ${l.allP95Ms} ms); ${l.keystrokesWithoutGhostText} keystrokes without ghost text`,
+    );
   } else {
     console.log('  keystroke to ghost text: not measured');
   }
   if (e) {
     const line = (x) => `max delay ${x.maxDelayMs} ms (${x.targetMet ? 'met' : 'NOT MET'}) in ${x.seconds} s`;
-    console.log(`  event loop while indexing ${e.files} files (${e.symbols} symbols), target <= ${e.targetMs} ms: cold full build at window start ${line(e.coldBuild)}`
-      + `${e.coldBuild.modelLoadedDuringIt ? ' (the model loaded meanwhile)' : ''}; "Reindex Repository" ${line(e.paletteReindex)}, progress over ${e.paletteReindex.progressTotal} files`);
+    console.log(
+      `  event loop while indexing ${e.files} files (${e.symbols} symbols), target <= ${e.targetMs} ms: cold full build at window start ${line(e.coldBuild)}` +
+        `${e.coldBuild.modelLoadedDuringIt ? ' (the model loaded meanwhile)' : ''}; "Reindex Repository" ${line(e.paletteReindex)}, progress over ${e.paletteReindex.progressTotal} files`,
+    );
     if (e.probe) {
-      console.log(`  loop probe during the cold build: longest stall ${e.probe.maxMs} ms; while the model loaded ${e.probe.duringModelLoadMaxMs} ms,`
-        + ` otherwise ${e.probe.otherMaxMs} ms (${e.probe.stallsOver50Ms} stalls over 50 ms)`);
+      console.log(
+        `  loop probe during the cold build: longest stall ${e.probe.maxMs} ms; while the model loaded ${e.probe.duringModelLoadMaxMs} ms,` +
+          ` otherwise ${e.probe.otherMaxMs} ms (${e.probe.stallsOver50Ms} stalls over 50 ms)`,
+      );
     }
   } else {
     console.log('  event loop while indexing a large repository: not measured');
@@ -171,19 +215,24 @@ function printMetrics() {
   const { realFiles: r, shapeModel: m } = metrics;
   if (r) {
     const side = (x) => `ghost text at ${x.withGhostText}/${x.positions}, p50 ${x.p50Ms} ms, p95 ${x.p95Ms} ms`;
-    const parts = (x) => `keystroke → provider call p50 ${x.keystrokeToProviderP50Ms} ms, in the provider p50 ${x.providerP50Ms} ms, `
-      + `provider answer → screen p50 ${x.providerAnswerToScreenP50Ms} ms`;
-    console.log(`  large repository, line starts in ${r.nullExtension.positions} files: null extension ${side(r.nullExtension)}; `
-      + `RepoGate (${r.repogate.modelCompletions} from the model) ${side(r.repogate)}; RepoGate p50 - null p50 = ${r.p50MarginMs} ms `
-      + `(target <= ${r.targetMarginMs} ms: ${r.targetMet ? 'met' : 'NOT MET'}); RepoGate's parts: ${parts(r.repogate)}`);
+    const parts = (x) =>
+      `keystroke → provider call p50 ${x.keystrokeToProviderP50Ms} ms, in the provider p50 ${x.providerP50Ms} ms, ` +
+      `provider answer → screen p50 ${x.providerAnswerToScreenP50Ms} ms`;
+    console.log(
+      `  large repository, line starts in ${r.nullExtension.positions} files: null extension ${side(r.nullExtension)}; ` +
+        `RepoGate (${r.repogate.modelCompletions} from the model) ${side(r.repogate)}; RepoGate p50 - null p50 = ${r.p50MarginMs} ms ` +
+        `(target <= ${r.targetMarginMs} ms: ${r.targetMet ? 'met' : 'NOT MET'}); RepoGate's parts: ${parts(r.repogate)}`,
+    );
   } else {
     console.log('  RepoGate next to the null extension on the large repository: not measured');
   }
   if (m) {
-    console.log(`  ${m.shape} shape, line starts in ${m.positions} files: ghost text at ${m.withGhostText}/${m.positions}, p50 ${m.p50Ms} ms, `
-      + `p95 ${m.p95Ms} ms (target >= ${m.targets.minGhostPositions}/${m.positions}, p50 <= ${m.targets.p50Ms} ms: ${m.targetMet ? 'met' : 'NOT MET'}); `
-      + `p50 of the parts: prompt ${m.promptTokensP50} tokens, ${m.evaluatedP50} evaluated, gate ${m.gateMsP50} ms, first token ${m.firstTokenMsP50} ms, `
-      + `provider total ${m.totalMsP50} ms at ${m.genTokSP50} tokens/s`);
+    console.log(
+      `  ${m.shape} shape, line starts in ${m.positions} files: ghost text at ${m.withGhostText}/${m.positions}, p50 ${m.p50Ms} ms, ` +
+        `p95 ${m.p95Ms} ms (target >= ${m.targets.minGhostPositions}/${m.positions}, p50 <= ${m.targets.p50Ms} ms: ${m.targetMet ? 'met' : 'NOT MET'}); ` +
+        `p50 of the parts: prompt ${m.promptTokensP50} tokens, ${m.evaluatedP50} evaluated, gate ${m.gateMsP50} ms, first token ${m.firstTokenMsP50} ms, ` +
+        `provider total ${m.totalMsP50} ms at ${m.genTokSP50} tokens/s`,
+    );
   } else {
     console.log('  the 0.5B shape in the editor: not measured');
   }
@@ -195,7 +244,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void fini
 try {
   const vsix = resolve(process.argv[2] ?? newestVsix());
   if (!existsSync(vsix)) throw new Error(`${vsix} does not exist`);
-  if (!existsSync(node24) || !existsSync(codeServer)) throw new Error(`code-server is not installed in ${cache}: run bash tools/e2e/install.sh`);
+  if (!existsSync(node24) || !existsSync(codeServer))
+    throw new Error(`code-server is not installed in ${cache}: run bash tools/e2e/install.sh`);
   rmSync(artifactsDir, { recursive: true, force: true });
   work = mkdtempSync(join(tmpdir(), 'repogate-e2e-'));
   const userDataDir = join(work, 'user-data');
@@ -206,12 +256,20 @@ try {
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
   writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(SETTINGS, null, 2));
   // Its own config file: code-server would otherwise create ~/.config/code-server/config.yaml.
-  const common = ['--config', join(work, 'config.yaml'), '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
+  const common = [
+    '--config',
+    join(work, 'config.yaml'),
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+  ];
 
   say(`installing ${vsix}`);
   const installer = startCodeServer([...common, '--install-extension', vsix], logFile);
   const installed = await withTimeout(exited(installer), 120_000, 'code-server --install-extension');
-  if (installed !== 0) throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
+  if (installed !== 0)
+    throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
   if (process.env.REPOGATE_E2E_LOOP_PROBE === '1') await installLoopProbe(common, logFile);
   // The null-completion baseline of the editor-latency checks; it also opens files and sets settings for them.
   const baselineDir = join(work, 'baseline-requests');
@@ -226,7 +284,10 @@ try {
     say(`built-in extensions with code left out: ${codelessBuiltins(builtins).join(', ')}`);
     isolate.push('--builtin-extensions-dir', builtins);
   }
-  server = startCodeServer([...common, ...isolate, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace], logFile);
+  server = startCodeServer(
+    [...common, ...isolate, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace],
+    logFile,
+  );
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, 60_000);
   say('code-server answers; opening the workbench in chromium');
 
@@ -240,7 +301,11 @@ try {
   for (const check of selected) {
     const t0 = Date.now();
     try {
-      const detail = await withTimeout(check.run(editor, { root, work, artifactsDir }), check.timeoutMs ?? CHECK_TIMEOUT_MS, check.name);
+      const detail = await withTimeout(
+        check.run(editor, { root, work, artifactsDir }),
+        check.timeoutMs ?? CHECK_TIMEOUT_MS,
+        check.name,
+      );
       results.push({ ok: true });
       say(`ok   ${check.name} (${seconds(Date.now() - t0)})${detail ? `: ${detail}` : ''}`);
     } catch (error) {

@@ -36,7 +36,11 @@ export interface BadModels {
 }
 
 const FIM_KEY = /^tokenizer\.ggml\.(fim_(pre|suf|mid|pad|rep|sep)|prefix|suffix|middle)_token_id$/;
-const FIM_RENAMES = new Map([['<fim_prefix>', '<hole_prefix>'], ['<fim_suffix>', '<hole_suffix>'], ['<fim_middle>', '<hole_middle>']]);
+const FIM_RENAMES = new Map([
+  ['<fim_prefix>', '<hole_prefix>'],
+  ['<fim_suffix>', '<hole_suffix>'],
+  ['<fim_middle>', '<hole_middle>'],
+]);
 
 function renameArchitecture(kvs: GgufKv[]): GgufKv[] {
   return kvs.map((kv) => {
@@ -49,9 +53,11 @@ function renameArchitecture(kvs: GgufKv[]): GgufKv[] {
 function removeFim(kvs: GgufKv[]): GgufKv[] {
   return kvs
     .filter((kv) => !FIM_KEY.test(kv.key))
-    .map((kv) => kv.key === 'tokenizer.ggml.tokens'
-      ? { ...kv, value: (kv.value as string[]).map((t) => FIM_RENAMES.get(t) ?? t) }
-      : kv);
+    .map((kv) =>
+      kv.key === 'tokenizer.ggml.tokens'
+        ? { ...kv, value: (kv.value as string[]).map((t) => FIM_RENAMES.get(t) ?? t) }
+        : kv,
+    );
 }
 
 export async function writeBadModels(): Promise<BadModels> {
@@ -72,14 +78,19 @@ export async function writeBadModels(): Promise<BadModels> {
     directory: at('models.gguf'),
   };
   await fs.writeFile(files.textFile, 'TODO: download the model from the release page and put it here.\n');
-  await fs.writeFile(files.htmlPage,
+  await fs.writeFile(
+    files.htmlPage,
     '<!DOCTYPE html>\n<html lang="en"><head><title>repogate-tiny.gguf · Hugging Face</title></head>\n' +
-    '<body><main><h1>repogate-tiny.gguf</h1><a href="/resolve/main/repogate-tiny.gguf">download</a></main></body></html>\n');
+      '<body><main><h1>repogate-tiny.gguf</h1><a href="/resolve/main/repogate-tiny.gguf">download</a></main></body></html>\n',
+  );
   await fs.writeFile(files.empty, '');
   const versionOne = Buffer.from(fixture);
   versionOne.writeUInt32LE(1, 4);
   await fs.writeFile(files.versionOne, versionOne);
-  await fs.writeFile(files.truncatedData, fixture.subarray(0, dataOffset + Math.floor((fixture.length - dataOffset) / 2)));
+  await fs.writeFile(
+    files.truncatedData,
+    fixture.subarray(0, dataOffset + Math.floor((fixture.length - dataOffset) / 2)),
+  );
   await fs.writeFile(files.truncatedHeader, fixture.subarray(0, Math.floor(dataOffset / 2)));
   await rewriteGguf(TINY_MODEL, files.unknownArchitecture, renameArchitecture);
   await rewriteGguf(TINY_MODEL, files.noFim, removeFim);

@@ -31,7 +31,6 @@ export async function writeGatelessTinyModel(dest: string): Promise<void> {
   );
 }
 
-
 export interface TinyModel {
   llama: Llama;
   model: LlamaModel;
@@ -62,7 +61,11 @@ export async function loadTinyModel(): Promise<TinyModel> {
     cc: one('<cc>'),
   };
   return {
-    llama, model, context, sequence, special,
+    llama,
+    model,
+    context,
+    sequence,
+    special,
     async dispose() {
       await context.dispose();
       await model.dispose();
@@ -87,8 +90,12 @@ export function generationPrompt(m: TinyModel, left: string, right: string, cc?:
 /** The full next-token distribution after `tokens` (plain softmax: no sampling options). */
 export async function nextProbabilities(m: TinyModel, tokens: Token[]): Promise<Map<Token, number>> {
   await m.sequence.clearHistory();
-  const input = tokens.map((t, i) => (i === tokens.length - 1 ? [t, { generateNext: { probabilities: true } }] as const : t));
-  const result = await m.sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+  const input = tokens.map((t, i) =>
+    i === tokens.length - 1 ? ([t, { generateNext: { probabilities: true } }] as const) : t,
+  );
+  const result = await m.sequence.controlledEvaluate(
+    input as Parameters<LlamaContextSequence['controlledEvaluate']>[0],
+  );
   const probabilities = result[tokens.length - 1]?.next.probabilities;
   if (!probabilities) throw new Error('no probabilities returned');
   return probabilities;

@@ -14,15 +14,29 @@ import { execFileSync } from 'child_process';
 import { existsSync } from 'fs';
 import { createRequire } from 'module';
 import { join } from 'path';
-import { cache, CHROMIUM_ARGS, codeServer, node24, root, startCodeServer, stopGroup, waitForHttp, freePort } from '../e2e/codeServer.mjs';
+import {
+  cache,
+  CHROMIUM_ARGS,
+  codeServer,
+  node24,
+  root,
+  startCodeServer,
+  stopGroup,
+  waitForHttp,
+  freePort,
+} from '../e2e/codeServer.mjs';
 
 const require = createRequire(join(root, 'package.json'));
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const timeoutMs = Number(process.env.REPOGATE_IT_TIMEOUT_S ?? 600) * 1000;
 const started = Date.now();
-const say = (line) => console.log(`[integration/code-server ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
+const say = (line) =>
+  console.log(`[integration/code-server ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
 
-for (const [file, what] of [[node24, 'Node 24'], [codeServer, 'code-server']]) {
+for (const [file, what] of [
+  [node24, 'Node 24'],
+  [codeServer, 'code-server'],
+]) {
   if (!existsSync(file)) {
     console.error(`integration/code-server: ${what} is not installed in ${cache}: run bash tools/e2e/install.sh`);
     console.log('0 passed, 1 failed');
@@ -48,8 +62,21 @@ let problem;
 try {
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
-  const args = ['--config', join(folders.tmp, 'config.yaml'), '--user-data-dir', folders.userData, '--extensions-dir', folders.extensions,
-    '--auth', 'none', '--bind-addr', host, '--disable-telemetry', '--disable-workspace-trust', folders.workspace];
+  const args = [
+    '--config',
+    join(folders.tmp, 'config.yaml'),
+    '--user-data-dir',
+    folders.userData,
+    '--extensions-dir',
+    folders.extensions,
+    '--auth',
+    'none',
+    '--bind-addr',
+    host,
+    '--disable-telemetry',
+    '--disable-workspace-trust',
+    folders.workspace,
+  ];
   // The suite's environment reaches the extension host through code-server's own.
   server = startCodeServer(args, join(folders.tmp, 'code-server.log'), { ...process.env, ...runner.suiteEnv(folders) });
   say(`code-server on ${host}, workspace ${folders.workspace}`);
@@ -58,7 +85,9 @@ try {
   browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   let exited;
-  const exit = new Promise((done) => { exited = done; });
+  const exit = new Promise((done) => {
+    exited = done;
+  });
   await page.exposeFunction('codeAutomationExit', (code) => exited(code));
   await page.addInitScript(() => {
     const getAttribute = Element.prototype.getAttribute;
@@ -71,11 +100,22 @@ try {
     };
   });
   const remote = (file) => `vscode-remote://${host}${file}`;
-  const payload = [['extensionDevelopmentPath', remote(runner.extensionPath)], ['extensionTestsPath', remote(runner.suite)], ['skipWelcome', 'true']];
-  await page.goto(`http://${host}/?folder=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  const payload = [
+    ['extensionDevelopmentPath', remote(runner.extensionPath)],
+    ['extensionTestsPath', remote(runner.suite)],
+    ['skipWelcome', 'true'],
+  ];
+  await page.goto(
+    `http://${host}/?folder=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
+  );
   say('workbench opened; the suite runs in the extension host');
   let timer;
-  const code = await Promise.race([exit, new Promise((done) => { timer = setTimeout(() => done('timeout'), timeoutMs); })]);
+  const code = await Promise.race([
+    exit,
+    new Promise((done) => {
+      timer = setTimeout(() => done('timeout'), timeoutMs);
+    }),
+  ]);
   clearTimeout(timer);
   await page.screenshot({ path: join(folders.tmp, 'workbench.png') }).catch(() => {});
   if (code === 'timeout') problem = new Error(`the suite did not finish within ${timeoutMs / 1000} s`);

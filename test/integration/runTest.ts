@@ -12,7 +12,13 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
-import { downloadAndUnzipVSCode, ProgressReportStage, runTests, type ProgressReport, type ProgressReporter } from '@vscode/test-electron';
+import {
+  downloadAndUnzipVSCode,
+  ProgressReportStage,
+  runTests,
+  type ProgressReport,
+  type ProgressReporter,
+} from '@vscode/test-electron';
 
 export const root = path.resolve(__dirname, '..', '..', '..');
 const fixture = path.join(root, 'test', 'fixtures', 'repos', 'shop');
@@ -23,7 +29,15 @@ export const extensionPath = process.env.REPOGATE_IT_EXTENSION ? path.resolve(pr
 const SKIP_LINE = 'integration: skipped (no VS Code build)';
 
 /** Error codes that mean "this machine cannot reach the download server", not "the download broke". */
-const UNREACHABLE = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ECONNREFUSED', 'ETIMEDOUT', 'ENETDOWN']);
+const UNREACHABLE = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'ENETDOWN',
+]);
 
 class NoVSCodeBuild extends Error {}
 
@@ -56,7 +70,11 @@ export function userSettings(modelPath: string): Record<string, unknown> {
 
 function isUnreachable(error: unknown): boolean {
   const e = error as { code?: unknown; name?: unknown } | undefined;
-  return !!e && typeof e === 'object' && ((typeof e.code === 'string' && UNREACHABLE.has(e.code)) || e.name === 'TimeoutError');
+  return (
+    !!e &&
+    typeof e === 'object' &&
+    ((typeof e.code === 'string' && UNREACHABLE.has(e.code)) || e.name === 'TimeoutError')
+  );
 }
 
 function messageOf(error: unknown): string {
@@ -71,7 +89,9 @@ async function vscodeExecutable(): Promise<string> {
     return given;
   }
   const cachePath = process.env.VSCODE_TEST_CACHE ?? path.join(root, 'test', 'integration', '.vscode-test');
-  console.log(`integration: VSCODE_EXECUTABLE is not set; asking @vscode/test-electron for a VS Code build (cache ${cachePath})`);
+  console.log(
+    `integration: VSCODE_EXECUTABLE is not set; asking @vscode/test-electron for a VS Code build (cache ${cachePath})`,
+  );
   // The download retries and then throws a generic "Failed to download"; the reporter sees the causes.
   const causes: unknown[] = [];
   let shownPercent = -10;
@@ -91,7 +111,9 @@ async function vscodeExecutable(): Promise<string> {
         }
         case ProgressReportStage.Retrying:
           causes.push(report.error);
-          console.log(`integration: download attempt ${report.attempt} of ${report.totalAttempts} failed: ${messageOf(report.error)}`);
+          console.log(
+            `integration: download attempt ${report.attempt} of ${report.totalAttempts} failed: ${messageOf(report.error)}`,
+          );
           break;
         case ProgressReportStage.FoundMatchingInstall:
         case ProgressReportStage.NewInstallComplete:
@@ -110,7 +132,9 @@ async function vscodeExecutable(): Promise<string> {
   } catch (error) {
     const all = [error, ...causes];
     if (all.some(isUnreachable)) {
-      throw new NoVSCodeBuild(`no VS Code build: set VSCODE_EXECUTABLE or run on a connected machine (download failed: ${all.map(messageOf).join('; ')})`);
+      throw new NoVSCodeBuild(
+        `no VS Code build: set VSCODE_EXECUTABLE or run on a connected machine (download failed: ${all.map(messageOf).join('; ')})`,
+      );
     }
     throw new Error(`downloading VS Code failed: ${all.map(messageOf).join('; ')}`);
   }
@@ -173,13 +197,17 @@ export function report(folders: RunFolders, problem?: unknown): number {
     result = undefined;
   }
   if (!result) {
-    console.error(`integration: the suite wrote no result (${problem ? messageOf(problem) : 'VS Code exited without running it'}); files kept in ${folders.tmp}`);
+    console.error(
+      `integration: the suite wrote no result (${problem ? messageOf(problem) : 'VS Code exited without running it'}); files kept in ${folders.tmp}`,
+    );
     console.log('0 passed, 1 failed');
     return 1;
   }
   for (const t of result.tests) {
     const mark = t.state === 'passed' ? 'ok  ' : t.state === 'failed' ? 'FAIL' : 'skip';
-    console.log(`  ${mark} ${t.title}${t.durationMs === undefined ? '' : ` (${t.durationMs} ms)`}${t.error ? `\n       ${t.error.split('\n').join('\n       ')}` : ''}`);
+    console.log(
+      `  ${mark} ${t.title}${t.durationMs === undefined ? '' : ` (${t.durationMs} ms)`}${t.error ? `\n       ${t.error.split('\n').join('\n       ')}` : ''}`,
+    );
   }
   const ok = !problem && result.failed === 0 && result.passed > 0;
   if (problem) console.error(`integration: ${messageOf(problem)}`);
@@ -204,7 +232,14 @@ async function main(): Promise<number> {
       extensionDevelopmentPath: extensionPath,
       extensionTestsPath: suite,
       extensionTestsEnv: suiteEnv(folders),
-      launchArgs: [folders.workspace, '--disable-extensions', '--user-data-dir', folders.userData, '--extensions-dir', folders.extensions],
+      launchArgs: [
+        folders.workspace,
+        '--disable-extensions',
+        '--user-data-dir',
+        folders.userData,
+        '--extensions-dir',
+        folders.extensions,
+      ],
     });
   } catch (error) {
     problem = error;

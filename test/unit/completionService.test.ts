@@ -65,7 +65,10 @@ describe('completion service with the tiny model', function () {
   beforeEach(() => {
     background = 0;
     const engine = new CompletionEngine({ generator: model, gate: 'never' });
-    service = new CompletionService(() => engine, () => background++);
+    service = new CompletionService(
+      () => engine,
+      () => background++,
+    );
   });
 
   it('asks the model once, then serves the same place and typing along from the cache', async () => {

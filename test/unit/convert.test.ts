@@ -152,11 +152,7 @@ describe('repogate convert: GPTBigCode checkpoint -> starcoder GGUF', function (
               assert.ok(pCc <= tolerance.pCc, `${where}: P(<cc>) off by ${pCc}`);
             }
             const { greedy: expected } = reference.outputs[source][i];
-            assert.deepEqual(
-              await greedy(m.sequence, prompt.ids, expected.length),
-              expected,
-              `${prompt.name}: greedy`,
-            );
+            assert.deepEqual(await greedy(m.sequence, prompt.ids, expected.length), expected, `${prompt.name}: greedy`);
           }
         } finally {
           await m.dispose();

@@ -209,7 +209,10 @@ describe('repogate convert: refusals and number formats', function () {
     const out = path.join(temp.dir, 'out', 'cancelled.gguf');
     const abort = new AbortController();
     const converting = convertCheckpoint({ dir, out, signal: abort.signal, onProgress: () => abort.abort() });
-    await assert.rejects(converting, (error: unknown) => error instanceof CheckpointError && error.code === 'cancelled');
+    await assert.rejects(
+      converting,
+      (error: unknown) => error instanceof CheckpointError && error.code === 'cancelled',
+    );
     assert.deepEqual(await fs.readdir(path.dirname(out)), []);
   });
 

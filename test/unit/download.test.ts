@@ -116,14 +116,20 @@ describe('model download (node-llama-cpp downloader, real HTTP server)', functio
     assert.equal(result, path.join(dir, 'repogate-tiny.gguf'));
     assert.ok((await fs.readFile(result)).equals(fixture), 'downloaded bytes differ from the fixture');
     assert.deepEqual(await listDir(dir), ['repogate-tiny.gguf'], 'only the final file is left');
-    assert.ok(server.requests.every((r) => r.headers['x-repogate-test'] === 'yes'), 'headers reach every request');
+    assert.ok(
+      server.requests.every((r) => r.headers['x-repogate-test'] === 'yes'),
+      'headers reach every request',
+    );
 
     assert.ok(progress.length > 0, 'progress was reported');
     assert.ok(progress.every((p) => p.totalBytes === fixture.length));
     assert.equal(progress[progress.length - 1].downloadedBytes, fixture.length);
     const moving = progress.filter((p) => p.bytesPerSecond > 0);
     assert.ok(moving.length > 0, 'a speed was measured');
-    assert.ok(moving.every((p) => p.etaSeconds !== undefined && p.etaSeconds >= 0), 'a speed gives an ETA');
+    assert.ok(
+      moving.every((p) => p.etaSeconds !== undefined && p.etaSeconds >= 0),
+      'a speed gives an ETA',
+    );
   });
 
   it('resumes an interrupted download with a ranged request and gets the same bytes', async () => {
@@ -188,7 +194,10 @@ describe('model download (node-llama-cpp downloader, real HTTP server)', functio
     const second = server.requests.slice(before);
     const starts = second.map(rangeStart).filter((s): s is number => s !== undefined);
     assert.ok(starts.length > 0, 'the second call made ranged requests');
-    assert.ok(starts.every((s) => s > 0), `the second call requested only what was missing, from ${starts.join(', ')}`);
+    assert.ok(
+      starts.every((s) => s > 0),
+      `the second call requested only what was missing, from ${starts.join(', ')}`,
+    );
     assert.ok(starts.includes(held.start), 'it re-fetched the interrupted chunk');
     assert.ok((await fs.readFile(result)).equals(fixture), 'the resumed file differs from the fixture');
     assert.deepEqual(await listDir(dir), ['repogate-tiny.gguf']);

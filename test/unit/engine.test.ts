@@ -69,10 +69,19 @@ describe('completion engine with the tiny model', function () {
     const result = await engine({ gate: 'always', budget: { contextTokens: 300 } }).complete(request);
     assert.equal(result.gate.fire, true);
     assert.equal(retrievals.length, 1);
-    assert.ok(result.snippets.some((s) => s.path === 'src/db/userRepo.ts'), result.snippets.map((s) => s.path).join(', '));
-    assert.ok(result.prompt.contextTokens > 0 && result.prompt.contextTokens <= 300, `${result.prompt.contextTokens} context tokens`);
+    assert.ok(
+      result.snippets.some((s) => s.path === 'src/db/userRepo.ts'),
+      result.snippets.map((s) => s.path).join(', '),
+    );
+    assert.ok(
+      result.prompt.contextTokens > 0 && result.prompt.contextTokens <= 300,
+      `${result.prompt.contextTokens} context tokens`,
+    );
     assert.ok(result.prompt.tokens >= plain.prompt.tokens + result.prompt.contextTokens);
-    assert.ok(result.snippets.every((s) => !/credentials|server\.key/.test(s.path)), 'secrets never reach a prompt');
+    assert.ok(
+      result.snippets.every((s) => !/credentials|server\.key/.test(s.path)),
+      'secrets never reach a prompt',
+    );
   });
 
   it('token: reads P(<cc>) once and retrieves iff it exceeds the threshold', async () => {
@@ -111,7 +120,8 @@ describe('completion engine with the tiny model', function () {
     assert.ok(result.gate.score > 0 && result.gate.score < 1);
     assert.equal(result.gate.fire, result.gate.score > result.gate.threshold);
     assert.equal(retrievals[0].draft, undefined, 'the trial retrieval has no draft');
-    if (result.gate.fire) assert.ok(retrievals.length === 2 && retrievals[1].draft !== undefined, 'RepoCoder iteration 2 uses the draft');
+    if (result.gate.fire)
+      assert.ok(retrievals.length === 2 && retrievals[1].draft !== undefined, 'RepoCoder iteration 2 uses the draft');
   });
 
   it('a policy model decides for a generator without a gate token; without one, token falls back to the heuristic', async () => {
@@ -148,7 +158,10 @@ describe('completion engine with the tiny model', function () {
     assert.equal(aborted.aborted, true);
     assert.equal(aborted.text, '');
     const partials: string[] = [];
-    const streamed = await engine({ gate: 'never' }).complete({ ...request, mode: 'multiline' }, { onPartial: (t) => partials.push(t) });
+    const streamed = await engine({ gate: 'never' }).complete(
+      { ...request, mode: 'multiline' },
+      { onPartial: (t) => partials.push(t) },
+    );
     for (const partial of partials) assert.ok(partial.length > 0);
     if (streamed.text) assert.ok(partials.length > 0 && streamed.text.startsWith(partials[0].split('\n')[0]));
   });
@@ -157,7 +170,11 @@ describe('completion engine with the tiny model', function () {
     const huge = `${Array.from({ length: 3000 }, (_, i) => `export const value${i} = ${i};`).join('\n')}\n${text}`;
     const lines = huge.split('\n');
     const cursorLine = lines.length - text.split('\n').length + 8;
-    const result = await engine({ gate: 'always' }).complete({ path: FILE, text: huge, cursor: { line: cursorLine, character: lines[cursorLine].length } });
+    const result = await engine({ gate: 'always' }).complete({
+      path: FILE,
+      text: huge,
+      cursor: { line: cursorLine, character: lines[cursorLine].length },
+    });
     assert.ok(result.prompt.tokens + 64 <= model.info.contextSize, `${result.prompt.tokens} prompt tokens`);
     assert.ok(result.prompt.leftTokens > 100);
   });
@@ -167,8 +184,15 @@ describe('completion engine with the tiny model', function () {
     await e.complete(request);
     const lines = text.split('\n');
     lines[8] = `${lines[8].slice(0, request.cursor.character)}f${lines[8].slice(request.cursor.character)}`;
-    const next = await e.complete({ ...request, text: lines.join('\n'), cursor: { line: 8, character: request.cursor.character + 1 } });
-    assert.ok(next.prompt.evaluated < next.prompt.tokens / 2, `${next.prompt.evaluated} of ${next.prompt.tokens} evaluated`);
+    const next = await e.complete({
+      ...request,
+      text: lines.join('\n'),
+      cursor: { line: 8, character: request.cursor.character + 1 },
+    });
+    assert.ok(
+      next.prompt.evaluated < next.prompt.tokens / 2,
+      `${next.prompt.evaluated} of ${next.prompt.tokens} evaluated`,
+    );
   });
 
   it('explains a completion: gate reading, snippets with reasons, token counts, timings', async () => {

@@ -76,7 +76,7 @@ describe('engine process', function () {
     assert.equal(aborted.aborted, true);
   });
 
-  it('turns a bad model file into an error state with the file check\'s message', async () => {
+  it("turns a bad model file into an error state with the file check's message", async () => {
     const { dir, cleanup } = await tempDir();
     try {
       const bad = path.join(dir, 'page.gguf');

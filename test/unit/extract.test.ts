@@ -38,7 +38,14 @@ describe('extract: TypeScript', () => {
     const f = await facts('src/svc.ts', TS);
     const byName = new Map(f.symbols.map((s) => [s.name, s]));
     assert.deepStrictEqual(
-      [byName.get('Svc')?.kind, byName.get('get')?.kind, byName.get('repo')?.kind, byName.get('Runner')?.kind, byName.get('double')?.kind, byName.get('Color')?.kind],
+      [
+        byName.get('Svc')?.kind,
+        byName.get('get')?.kind,
+        byName.get('repo')?.kind,
+        byName.get('Runner')?.kind,
+        byName.get('double')?.kind,
+        byName.get('Color')?.kind,
+      ],
       ['class', 'method', 'field', 'interface', 'function', 'enum'],
     );
     assert.strictEqual(byName.get('get')?.container, 'Svc');
@@ -59,11 +66,14 @@ describe('extract: TypeScript', () => {
 
   it('records imports, re-exports and declared types', async () => {
     const f = await facts('src/svc.ts', TS);
-    assert.deepStrictEqual(f.imports.map((i) => [i.specifier, i.names, i.imported]), [
-      ['./db', ['Db'], ['Db']],
-      ['../util', ['util'], ['*']],
-      ['./more', ['*'], ['*']],
-    ]);
+    assert.deepStrictEqual(
+      f.imports.map((i) => [i.specifier, i.names, i.imported]),
+      [
+        ['./db', ['Db'], ['Db']],
+        ['../util', ['util'], ['*']],
+        ['./more', ['*'], ['*']],
+      ],
+    );
     const types = new Map(f.types.map((t) => [t.name, t.typeNames]));
     assert.deepStrictEqual(types.get('repo'), ['UserRepo']);
     assert.deepStrictEqual(types.get('db'), ['Db']);
@@ -73,7 +83,8 @@ describe('extract: TypeScript', () => {
   it('gives every chunk a distinct id when error recovery yields the same node twice', async () => {
     // Reduced from luxon's formatter.js with a line cut out (as benchmark tasks do): error recovery gives two
     // function symbols over the same rows, and the lexical index rejected the duplicate id.
-    const text = '    const tokenToField = (token) => {\n        switch (token[0]) {\n        }\n      },\n      tokenToString = (lildur, info) => (token) => {\n}';
+    const text =
+      '    const tokenToField = (token) => {\n        switch (token[0]) {\n        }\n      },\n      tokenToString = (lildur, info) => (token) => {\n}';
     for (const file of ['src/formatter.js', 'src/formatter.ts']) {
       const ids = (await facts(file, text)).chunks.map((c) => c.id);
       assert.deepStrictEqual(ids, [...new Set(ids)], file);
@@ -81,7 +92,10 @@ describe('extract: TypeScript', () => {
   });
 
   it('still indexes what parses in a file with syntax errors', async () => {
-    const f = await facts('src/broken.ts', 'export class A {\n  bad( { return\n}\nexport function fine(): number {\n  return 1;\n}\n');
+    const f = await facts(
+      'src/broken.ts',
+      'export class A {\n  bad( { return\n}\nexport function fine(): number {\n  return 1;\n}\n',
+    );
     assert.strictEqual(f.hasErrors, true);
     assert.ok(f.symbols.some((s) => s.name === 'fine'));
   });
@@ -89,31 +103,51 @@ describe('extract: TypeScript', () => {
 
 describe('extract: other languages', () => {
   it('Python classes, methods, relative imports and attribute types', async () => {
-    const f = await facts('app/service.py', 'from .models import Order as O\n\nclass Checkout(Base):\n    def __init__(self, db: Db) -> None:\n        self.order = Order("1")\n\n    def finish(self) -> float:\n        return self.order.total\n');
-    assert.deepStrictEqual(f.symbols.map((s) => [s.name, s.kind, s.container ?? '']), [
-      ['Checkout', 'class', ''], ['__init__', 'method', 'Checkout'], ['finish', 'method', 'Checkout'],
-    ]);
+    const f = await facts(
+      'app/service.py',
+      'from .models import Order as O\n\nclass Checkout(Base):\n    def __init__(self, db: Db) -> None:\n        self.order = Order("1")\n\n    def finish(self) -> float:\n        return self.order.total\n',
+    );
+    assert.deepStrictEqual(
+      f.symbols.map((s) => [s.name, s.kind, s.container ?? '']),
+      [
+        ['Checkout', 'class', ''],
+        ['__init__', 'method', 'Checkout'],
+        ['finish', 'method', 'Checkout'],
+      ],
+    );
     assert.deepStrictEqual(f.imports[0], { specifier: '.models', names: ['O'], imported: ['Order'], line: 0 });
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
   });
 
   it('Go structs, receiver methods and package imports', async () => {
-    const f = await facts('cmd/main.go', 'package main\n\nimport m "example.com/x/models"\n\ntype Svc struct {\n\tRepo *m.UserRepo\n}\n\nfunc (s *Svc) Get(id string) error { return nil }\n');
+    const f = await facts(
+      'cmd/main.go',
+      'package main\n\nimport m "example.com/x/models"\n\ntype Svc struct {\n\tRepo *m.UserRepo\n}\n\nfunc (s *Svc) Get(id string) error { return nil }\n',
+    );
     const get = f.symbols.find((s) => s.name === 'Get')!;
     assert.deepStrictEqual([get.kind, get.container], ['method', 'Svc']);
-    assert.deepStrictEqual(f.imports.map((i) => [i.specifier, i.names]), [['example.com/x/models', ['m']]]);
+    assert.deepStrictEqual(
+      f.imports.map((i) => [i.specifier, i.names]),
+      [['example.com/x/models', ['m']]],
+    );
     assert.ok(f.types.some((t) => t.name === 'Repo' && t.typeNames.includes('UserRepo')));
   });
 
   it('Rust impls, traits and use declarations', async () => {
-    const f = await facts('src/lib.rs', 'use crate::models::{User, Repo};\npub trait Store { fn get(&self) -> User; }\npub struct Db { users: Vec<User> }\nimpl Db {\n    pub fn find(&self) -> Option<User> { None }\n}\n');
+    const f = await facts(
+      'src/lib.rs',
+      'use crate::models::{User, Repo};\npub trait Store { fn get(&self) -> User; }\npub struct Db { users: Vec<User> }\nimpl Db {\n    pub fn find(&self) -> Option<User> { None }\n}\n',
+    );
     assert.ok(f.symbols.some((s) => s.name === 'find' && s.container === 'Db' && s.kind === 'method'));
     assert.ok(f.symbols.some((s) => s.name === 'Store' && s.kind === 'interface'));
     assert.deepStrictEqual(f.imports[0].names, ['User', 'Repo']);
   });
 
   it('Java classes, fields and imports', async () => {
-    const f = await facts('src/A.java', 'import com.x.models.User;\npublic class Svc {\n  private UserRepo repo;\n  public User get(String id) { return repo.find(id); }\n}\n');
+    const f = await facts(
+      'src/A.java',
+      'import com.x.models.User;\npublic class Svc {\n  private UserRepo repo;\n  public User get(String id) { return repo.find(id); }\n}\n',
+    );
     assert.ok(f.symbols.some((s) => s.name === 'get' && s.container === 'Svc'));
     assert.deepStrictEqual(f.imports[0].specifier, 'com.x.models.User');
     assert.ok(f.types.some((t) => t.name === 'repo' && t.typeNames[0] === 'UserRepo'));
@@ -132,7 +166,12 @@ describe('incremental parsing', () => {
     const after = TS.replace('abstract stop(): void;', 'abstract stop(): void;\n  restart(delay: number): void {}');
     await parser.parse('inc.ts', languageForPath('inc.ts')!, before);
     const incremental = await facts('inc.ts', after);
-    const fresh = extractFacts('other.ts', languageForPath('other.ts')!, after, await new SourceParser().parse('other.ts', languageForPath('other.ts')!, after));
+    const fresh = extractFacts(
+      'other.ts',
+      languageForPath('other.ts')!,
+      after,
+      await new SourceParser().parse('other.ts', languageForPath('other.ts')!, after),
+    );
     assert.deepStrictEqual(incremental.symbols, fresh.symbols);
     assert.ok(incremental.symbols.some((s) => s.name === 'restart'));
   });

@@ -104,7 +104,20 @@ const CASES: Record<string, Case> = {
     ids: { eot: 0, fimPrefix: 1, fimMiddle: 2, fimSuffix: 3, repoName: 5, fileSep: 6 },
     plain: [1, L, 3, R, 2],
     // <repo_name>name<file_sep>path\ncode ... <file_sep><fim_prefix>path\nleft: no newline after name or code.
-    withCc: [5, 'shop', 6, `src/util.ts\n${NEXT.text}`, 6, `src/cart.ts\n${BEST.text}`, 6, 1, `src/app.ts\n${L}`, 3, R, 2],
+    withCc: [
+      5,
+      'shop',
+      6,
+      `src/util.ts\n${NEXT.text}`,
+      6,
+      `src/cart.ts\n${BEST.text}`,
+      6,
+      1,
+      `src/app.ts\n${L}`,
+      3,
+      R,
+      2,
+    ],
   },
   starcoder: {
     ids: { eot: 0, fimPrefix: 1, fimMiddle: 2, fimSuffix: 3 },
@@ -115,11 +128,19 @@ const CASES: Record<string, Case> = {
     ids: { eot: 151643, fimPrefix: 151659, fimMiddle: 151660, fimSuffix: 151661, repoName: 151663, fileSep: 151664 },
     plain: [151659, L, 151661, R, 151660],
     withCc: [
-      151663, 'shop\n',
-      151664, `src/util.ts\n${NEXT.text}\n`,
-      151664, `src/cart.ts\n${BEST.text}\n`,
-      151664, 'src/app.ts\n',
-      151659, L, 151661, R, 151660,
+      151663,
+      'shop\n',
+      151664,
+      `src/util.ts\n${NEXT.text}\n`,
+      151664,
+      `src/cart.ts\n${BEST.text}\n`,
+      151664,
+      'src/app.ts\n',
+      151659,
+      L,
+      151661,
+      R,
+      151660,
     ],
   },
   codegemma: {
@@ -167,7 +188,11 @@ describe('model families', () => {
       it('renders the documented prompt without cross-file context', () => {
         const f = resolved(id);
         assert.deepEqual(golden(f, renderPrompt(f, PLAIN)), c.plain);
-        assert.deepEqual(renderPrompt(f, { ...PLAIN, context: [] }), renderPrompt(f, PLAIN), 'an empty context is no context');
+        assert.deepEqual(
+          renderPrompt(f, { ...PLAIN, context: [] }),
+          renderPrompt(f, PLAIN),
+          'an empty context is no context',
+        );
       });
 
       it('renders the documented prompt with cross-file context, best snippet nearest the code', () => {
@@ -179,10 +204,16 @@ describe('model families', () => {
 
   it('finds StarCoder2 and Qwen2.5-Coder by their repository tokens, not by the FIM tokens they share', () => {
     const sc2 = readFixture('starcoder2');
-    const withoutRepoTokens = { ...sc2, tokens: sc2.tokens.filter((t) => t.text !== '<file_sep>' && t.text !== '<repo_name>') };
+    const withoutRepoTokens = {
+      ...sc2,
+      tokens: sc2.tokens.filter((t) => t.text !== '<file_sep>' && t.text !== '<repo_name>'),
+    };
     assert.equal(detectFamily(vocabOf(withoutRepoTokens)).family.id, 'starcoder');
     const qwen = readFixture('qwen2.5-coder');
-    const gemmaLike = { ...qwen, tokens: [...qwen.tokens.filter((t) => t.text !== '<|file_sep|>'), { id: 151700, text: '<|file_separator|>' }] };
+    const gemmaLike = {
+      ...qwen,
+      tokens: [...qwen.tokens.filter((t) => t.text !== '<|file_sep|>'), { id: 151700, text: '<|file_separator|>' }],
+    };
     assert.equal(detectFamily(vocabOf(gemmaLike)).family.id, 'codegemma');
   });
 
@@ -193,7 +224,10 @@ describe('model families', () => {
 
   it('lists the stop tokens of a family, model end tokens included', () => {
     assert.deepEqual(resolved('repogate-tiny').stopIds, [0, 1, 2, 3, 4, 5]);
-    assert.deepEqual(resolved('qwen2.5-coder').stopIds, [151643, 151645, 151659, 151660, 151661, 151662, 151663, 151664]);
+    assert.deepEqual(
+      resolved('qwen2.5-coder').stopIds,
+      [151643, 151645, 151659, 151660, 151661, 151662, 151663, 151664],
+    );
     assert.deepEqual(resolved('codestral').stopIds, [2, 11, 12, 13]);
     assert.ok(resolved('deepseek-coder').stopIds.includes(32021), '<|EOT|>');
     assert.ok(resolved('codegemma').stopIds.includes(1), '<eos> from the metadata');
@@ -201,7 +235,19 @@ describe('model families', () => {
 
   it('names the special texts to strip, longest first', () => {
     const texts = specialTexts(resolved('qwen2.5-coder'));
-    assert.deepEqual([...texts].sort(), ['<|endoftext|>', '<|file_sep|>', '<|fim_middle|>', '<|fim_pad|>', '<|fim_prefix|>', '<|fim_suffix|>', '<|im_end|>', '<|repo_name|>'].sort());
+    assert.deepEqual(
+      [...texts].sort(),
+      [
+        '<|endoftext|>',
+        '<|file_sep|>',
+        '<|fim_middle|>',
+        '<|fim_pad|>',
+        '<|fim_prefix|>',
+        '<|fim_suffix|>',
+        '<|im_end|>',
+        '<|repo_name|>',
+      ].sort(),
+    );
     for (let i = 1; i < texts.length; i++) assert.ok(texts[i - 1].length >= texts[i].length);
     assert.ok(specialTexts(resolved('repoformer')).includes('<cc>'));
   });
@@ -211,7 +257,13 @@ describe('model families', () => {
       it(`${id}: the gate prefix ends at <eof>; the continuation adds <cc>CC<fim_middle> or <fim_middle>`, () => {
         const f = resolved(id);
         const prefix = renderGatePrefix(f, WITH_CC);
-        assert.deepEqual(prefix, [{ special: 'fimPrefix' }, { text: L }, { special: 'fimSuffix' }, { text: R }, { special: 'eof' }]);
+        assert.deepEqual(prefix, [
+          { special: 'fimPrefix' },
+          { text: L },
+          { special: 'fimSuffix' },
+          { text: R },
+          { special: 'eof' },
+        ]);
         assert.deepEqual(renderGatePrefix(f, PLAIN), prefix, 'the prefix does not depend on the context');
         assert.deepEqual(renderGateContinuation(f, PLAIN), [{ special: 'fimMiddle' }]);
         const continuation = renderGateContinuation(f, WITH_CC);
@@ -252,7 +304,10 @@ describe('model families', () => {
 
   it('throws naming the missing FIM tokens when no family fits', () => {
     const vocab: VocabularyInfo = {
-      controlTokens: new Map([['<s>', 1], ['</s>', 2]]),
+      controlTokens: new Map([
+        ['<s>', 1],
+        ['</s>', 2],
+      ]),
       metadata: new Map([['general.name', 'llama-2-7b']]),
     };
     assert.throws(
@@ -260,7 +315,14 @@ describe('model families', () => {
       (error: Error) => {
         assert.match(error.message, /fill-in-the-middle/);
         assert.match(error.message, /llama-2-7b/);
-        for (const name of ['<fim_prefix>', '<|fim_prefix|>', '<｜fim▁begin｜>', '▁<PRE>', '[PREFIX]', '<|file_sep|>']) {
+        for (const name of [
+          '<fim_prefix>',
+          '<|fim_prefix|>',
+          '<｜fim▁begin｜>',
+          '▁<PRE>',
+          '[PREFIX]',
+          '<|file_sep|>',
+        ]) {
           assert.ok(error.message.includes(name), `names ${name}`);
         }
         return true;
@@ -314,16 +376,24 @@ describe('model families with the real tiny model (node-llama-cpp, CPU)', functi
 
   it('matches the fixture read from the same GGUF', () => {
     const fixture = readFixture('repogate-tiny');
-    assert.deepEqual([...vocab.controlTokens], fixture.tokens.map((t) => [t.text, t.id]));
-    for (const [key, value] of Object.entries(fixture.metadata ?? {})) assert.equal(vocab.metadata?.get(key), value, key);
+    assert.deepEqual(
+      [...vocab.controlTokens],
+      fixture.tokens.map((t) => [t.text, t.id]),
+    );
+    for (const [key, value] of Object.entries(fixture.metadata ?? {}))
+      assert.equal(vocab.metadata?.get(key), value, key);
   });
 
   it('renders prompts that tokenize exactly as the layout the model was trained on', () => {
     const f = detectFamily(vocab);
     assert.equal(f.family.id, 'repogate-tiny');
     assert.deepEqual(f.ids, {
-      eot: m.special.endoftext, fimPrefix: m.special.fimPrefix, fimSuffix: m.special.fimSuffix,
-      fimMiddle: m.special.fimMiddle, eof: m.special.eof, cc: m.special.cc,
+      eot: m.special.endoftext,
+      fimPrefix: m.special.fimPrefix,
+      fimSuffix: m.special.fimSuffix,
+      fimMiddle: m.special.fimMiddle,
+      eof: m.special.eof,
+      cc: m.special.cc,
     });
     const tokenize = (pieces: readonly PromptPiece[]): number[] =>
       pieces.flatMap((p) => ('text' in p ? [...m.model.tokenize(p.text, false)] : [f.ids[p.special]!]));

@@ -23,7 +23,13 @@ describe('FIM session on the tiny model', function () {
   });
 
   const gatePrefix = (left: string, right: string): number[] =>
-    model.tokenize([{ special: 'fimPrefix' }, { text: left }, { special: 'fimSuffix' }, { text: right }, { special: 'eof' }]);
+    model.tokenize([
+      { special: 'fimPrefix' },
+      { text: left },
+      { special: 'fimSuffix' },
+      { text: right },
+      { special: 'eof' },
+    ]);
 
   it('reports what it loaded: family, backend, threads, context', () => {
     const info = model.info;
@@ -41,7 +47,10 @@ describe('FIM session on the tiny model', function () {
     const probe = await model.session.probe(prefix);
     assert.equal(probe.evaluated, prefix.length);
     const middle = model.tokenize([{ special: 'fimMiddle' }]);
-    const generated = await model.session.generate([...prefix, ...middle], { maxTokens: 6, stopIds: model.info.family.stopIds });
+    const generated = await model.session.generate([...prefix, ...middle], {
+      maxTokens: 6,
+      stopIds: model.info.family.stopIds,
+    });
     assert.equal(generated.reused, prefix.length);
     assert.equal(generated.evaluated, 1);
     assert.ok(generated.tokens.length > 0 && generated.tokens.length <= 6);
@@ -54,7 +63,10 @@ describe('FIM session on the tiny model', function () {
     await model.session.probe(before);
     const after = gatePrefix(`${LEFT}f`, RIGHT);
     const probe = await model.session.probe(after);
-    assert.ok(probe.reused > 0 && probe.reused >= after.length - model.countTokens(RIGHT) - 4, `reused ${probe.reused} of ${after.length}`);
+    assert.ok(
+      probe.reused > 0 && probe.reused >= after.length - model.countTokens(RIGHT) - 4,
+      `reused ${probe.reused} of ${after.length}`,
+    );
     assert.equal(probe.reused + probe.evaluated, after.length);
   });
 
@@ -78,7 +90,10 @@ describe('FIM session on the tiny model', function () {
       },
     });
     assert.equal(result.stoppedBy, 'abort');
-    assert.ok(result.tokens.length <= tokensAtAbort + 1, `${result.tokens.length} tokens after an abort at ${tokensAtAbort}`);
+    assert.ok(
+      result.tokens.length <= tokensAtAbort + 1,
+      `${result.tokens.length} tokens after an abort at ${tokensAtAbort}`,
+    );
     assert.ok(seen.length >= 1);
   });
 
@@ -99,7 +114,10 @@ describe('FIM session on the tiny model', function () {
     assert.equal(typed.slice(0, 40), cut.slice(0, 40));
     const right = cutRight(`)\n${left}`, 50, count);
     assert.ok(count(right) <= 50 && right.startsWith(')\n'));
-    const budget = fitBudget({ leftTokens: 5000, rightTokens: 5000, contextTokens: 5000, generationTokens: 5000 }, 1024);
+    const budget = fitBudget(
+      { leftTokens: 5000, rightTokens: 5000, contextTokens: 5000, generationTokens: 5000 },
+      1024,
+    );
     assert.ok(budget.leftTokens + budget.rightTokens + budget.contextTokens + budget.generationTokens <= 1024);
     assert.ok(budget.leftTokens > 0);
   });
@@ -107,7 +125,8 @@ describe('FIM session on the tiny model', function () {
   it('turns a context that does not fit in memory into a clear model error', async () => {
     await assert.rejects(
       CodeModel.load({ modelPath: TINY_MODEL, threads: 1, gpuLayers: 0, contextSize: 1 << 24 }),
-      (error: unknown) => error instanceof ModelFileError && error.code === 'context-too-large' && /16777216 tokens/.test(error.message),
+      (error: unknown) =>
+        error instanceof ModelFileError && error.code === 'context-too-large' && /16777216 tokens/.test(error.message),
     );
   });
 });

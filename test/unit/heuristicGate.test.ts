@@ -1,6 +1,13 @@
 import { strict as assert } from 'assert';
 import { decideGate, type GateSignals } from '../../src/gate/gate';
-import { FITTED_HEURISTIC, HEURISTIC_FEATURES, gateNames, heuristicFeatures, heuristicProbability, importedNames } from '../../src/gate/heuristic';
+import {
+  FITTED_HEURISTIC,
+  HEURISTIC_FEATURES,
+  gateNames,
+  heuristicFeatures,
+  heuristicProbability,
+  importedNames,
+} from '../../src/gate/heuristic';
 import type { Snippet } from '../../src/retrieval/types';
 
 const TEXT = [
@@ -14,7 +21,14 @@ const TEXT = [
   '}',
 ].join('\n');
 
-const snippet = (text: string, score: number): Snippet => ({ path: 'src/db/userRepo.ts', range: { start: 0, end: 3 }, text, retriever: 'definition', why: 'test', score });
+const snippet = (text: string, score: number): Snippet => ({
+  path: 'src/db/userRepo.ts',
+  range: { start: 0, end: 3 },
+  text,
+  retriever: 'definition',
+  why: 'test',
+  score,
+});
 
 describe('heuristic gate', () => {
   const features = heuristicFeatures({
@@ -26,7 +40,10 @@ describe('heuristic gate', () => {
   });
 
   it('reads the names a file imports, in several languages', () => {
-    assert.deepEqual([...importedNames(TEXT)].filter((n) => /^[A-Z]|normalize/.test(n)), ['UserRepo', 'normalizeEmail']);
+    assert.deepEqual(
+      [...importedNames(TEXT)].filter((n) => /^[A-Z]|normalize/.test(n)),
+      ['UserRepo', 'normalizeEmail'],
+    );
     assert.ok(importedNames('from app.models import User, Order\nimport os\n').has('Order'));
     assert.ok(importedNames("const { join } = require('path');").has('join'));
   });
@@ -50,20 +67,47 @@ describe('heuristic gate', () => {
       '  return cache.remember(rows, id);',
       '}',
     ].join('\n');
-    assert.deepEqual(gateNames(text, 2), ['const', 'fetchRows', 'return', 'remember', 'function', 'load'], 'nearest the cursor first; db and rows are used twice');
+    assert.deepEqual(
+      gateNames(text, 2),
+      ['const', 'fetchRows', 'return', 'remember', 'function', 'load'],
+      'nearest the cursor first; db and rows are used twice',
+    );
     assert.deepEqual(gateNames(text, 2, 2), ['const', 'fetchRows']);
-    assert.deepEqual(gateNames('api.send(a);\n\napi.send(b);', 1), ['a', 'send', 'b'], 'members are asked about whatever their count');
+    assert.deepEqual(
+      gateNames('api.send(a);\n\napi.send(b);', 1),
+      ['a', 'send', 'b'],
+      'members are asked about whatever their count',
+    );
     const at = (declaredElsewhere: Set<string>) =>
-      heuristicFeatures({ text, cursor: { line: 2, character: 2 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere });
+      heuristicFeatures({
+        text,
+        cursor: { line: 2, character: 2 },
+        trial: [],
+        draft: { text: '', confidences: [] },
+        declaredElsewhere,
+      });
     const calls = at(new Set(['fetchRows', 'remember']));
-    assert.ok(calls.foreign_near > 0.5, `${calls.foreign_near}: both lines near the cursor call a method declared elsewhere`);
+    assert.ok(
+      calls.foreign_near > 0.5,
+      `${calls.foreign_near}: both lines near the cursor call a method declared elsewhere`,
+    );
     assert.ok(calls.foreign_member_near > 0.5 && calls.foreign_member_share > 0.5);
-    assert.ok(calls.foreign_member_api > 0.5, `${calls.foreign_member_api}: the members on the nearest lines are another file's`);
+    assert.ok(
+      calls.foreign_member_api > 0.5,
+      `${calls.foreign_member_api}: the members on the nearest lines are another file's`,
+    );
     const local = at(new Set());
-    assert.deepEqual([local.foreign_near, local.foreign_member_near, local.foreign_member_share, local.foreign_member_api], [0, 0, 0.5, 0], 'names declared nowhere else');
+    assert.deepEqual(
+      [local.foreign_near, local.foreign_member_near, local.foreign_member_share, local.foreign_member_api],
+      [0, 0, 0.5, 0],
+      'names declared nowhere else',
+    );
     const recurring = heuristicFeatures({
       text: 'const a = input.a;\nconst b = input.b;\n\nconst sum = a + b;\nreturn sum + a;\n',
-      cursor: { line: 2, character: 0 }, trial: [], draft: { text: '', confidences: [] }, declaredElsewhere: new Set(['input']),
+      cursor: { line: 2, character: 0 },
+      trial: [],
+      draft: { text: '', confidences: [] },
+      declaredElsewhere: new Set(['input']),
     });
     assert.ok(recurring.recurring_near > local.recurring_near, 'lines whose names all recur in the file');
   });
@@ -72,11 +116,19 @@ describe('heuristic gate', () => {
     const p = heuristicProbability(features, FITTED_HEURISTIC);
     assert.ok(p > 0 && p < 1);
     const signals: GateSignals = { gateProbability: async () => undefined, heuristicFeatures: async () => features };
-    const decision = await decideGate('token', signals, { multiline: false, thresholds: { line: 0.2, multiline: 0.15 }, heuristic: FITTED_HEURISTIC });
+    const decision = await decideGate('token', signals, {
+      multiline: false,
+      thresholds: { line: 0.2, multiline: 0.15 },
+      heuristic: FITTED_HEURISTIC,
+    });
     assert.equal(decision.policy, 'heuristic', 'token falls back when no model has a gate token');
     assert.equal(decision.score, p);
     assert.equal(decision.fire, p > FITTED_HEURISTIC.threshold);
-    const always = await decideGate('always', signals, { multiline: false, thresholds: { line: 0.2, multiline: 0.15 }, heuristic: FITTED_HEURISTIC });
+    const always = await decideGate('always', signals, {
+      multiline: false,
+      thresholds: { line: 0.2, multiline: 0.15 },
+      heuristic: FITTED_HEURISTIC,
+    });
     assert.deepEqual([always.fire, always.source], [true, 'fixed']);
   });
 

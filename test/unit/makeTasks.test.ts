@@ -17,7 +17,24 @@ function words(text: string): Set<string> {
 describe('builtinNames', () => {
   it('holds keywords, standard library and Node names with their members', () => {
     const names = builtinNames();
-    for (const name of ['push', 'then', 'slice', 'get', 'console', 'log', 'Promise', 'Map', 'Array', 'JSON', 'process', 'Buffer', 'readFile', 'const', 'await', 'globalThis']) {
+    for (const name of [
+      'push',
+      'then',
+      'slice',
+      'get',
+      'console',
+      'log',
+      'Promise',
+      'Map',
+      'Array',
+      'JSON',
+      'process',
+      'Buffer',
+      'readFile',
+      'const',
+      'await',
+      'globalThis',
+    ]) {
       assert.ok(names.has(name), name);
     }
     for (const name of ['findByEmail', 'UserRepo', 'takeAll']) assert.ok(!names.has(name), name);
@@ -26,13 +43,37 @@ describe('builtinNames', () => {
 
 describe('isTaskSourcePath', () => {
   it('keeps product TS/JS/Python/Go and drops tests, fixtures, declarations and other languages', () => {
-    for (const p of ['src/a.ts', 'src/b.tsx', 'lib/c.js', 'scripts/release.mjs', 'src/latest.ts', 'src/contest/x.ts', 'pkg/a.py', 'cmd/b.go']) {
+    for (const p of [
+      'src/a.ts',
+      'src/b.tsx',
+      'lib/c.js',
+      'scripts/release.mjs',
+      'src/latest.ts',
+      'src/contest/x.ts',
+      'pkg/a.py',
+      'cmd/b.go',
+    ]) {
       assert.ok(isTaskSourcePath(p), p);
     }
     for (const p of [
-      'src/a.test.ts', 'src/a.spec.tsx', 'src/a.test-d.ts', 'test/a.ts', 'pkg/__tests__/a.ts', 'pkg/__mocks__/a.ts',
-      'e2e/a.ts', 'packages/dts-test/a.ts', 'test/fixtures/a.ts', 'examples/a.ts', 'bench/a.ts', 'src/types.d.ts',
-      'tests/test_a.py', 'pkg/test_b.py', 'pkg/conftest.py', 'cmd/b_test.go', 'src/a.rs', 'README.md',
+      'src/a.test.ts',
+      'src/a.spec.tsx',
+      'src/a.test-d.ts',
+      'test/a.ts',
+      'pkg/__tests__/a.ts',
+      'pkg/__mocks__/a.ts',
+      'e2e/a.ts',
+      'packages/dts-test/a.ts',
+      'test/fixtures/a.ts',
+      'examples/a.ts',
+      'bench/a.ts',
+      'src/types.d.ts',
+      'tests/test_a.py',
+      'pkg/test_b.py',
+      'pkg/conftest.py',
+      'cmd/b_test.go',
+      'src/a.rs',
+      'README.md',
     ]) {
       assert.ok(!isTaskSourcePath(p), p);
     }
@@ -55,8 +96,16 @@ describe('scanIdentifiers', () => {
       assert.deepStrictEqual(roles(0), { user: 'declared', repo: 'member', findByEmail: 'call', email: 'reference' });
       assert.deepStrictEqual(roles(1), { queue: 'declared', Queue: 'new', Job: 'type', limit: 'reference' });
       assert.deepStrictEqual(roles(2), {
-        f: 'declared', a: 'declared', Options: 'type', b: 'declared', c: 'member', d: 'declared', rest: 'declared',
-        key: 'declared', value: 'reference', short: 'reference',
+        f: 'declared',
+        a: 'declared',
+        Options: 'type',
+        b: 'declared',
+        c: 'member',
+        d: 'declared',
+        rest: 'declared',
+        key: 'declared',
+        value: 'reference',
+        short: 'reference',
       });
       assert.deepStrictEqual(
         rows.get(3)!.map((i) => `${i.name}:${i.role}`),
@@ -82,13 +131,22 @@ describe('scanIdentifiers', () => {
         '    pass',
       ].join('\n');
       assert.deepStrictEqual(await roles('a.py', py, 0), {
-        result: 'declared', self: 'reference', repo: 'member', find_user: 'call', user_id: 'reference',
+        result: 'declared',
+        self: 'reference',
+        repo: 'member',
+        find_user: 'call',
+        user_id: 'reference',
       });
       assert.deepStrictEqual(await roles('a.py', py, 1), {
-        client: 'declared', HttpClient: 'new', timeout: 'reference',
+        client: 'declared',
+        HttpClient: 'new',
+        timeout: 'reference',
       });
       assert.deepStrictEqual(await roles('a.py', py, 2), {
-        key: 'declared', value: 'declared', mapping: 'reference', entries: 'call',
+        key: 'declared',
+        value: 'declared',
+        mapping: 'reference',
+        entries: 'call',
       });
       const go = [
         'package main',
@@ -99,7 +157,11 @@ describe('scanIdentifiers', () => {
       ].join('\n');
       assert.deepStrictEqual(await roles('a.go', go, 1), { run: 'declared', s: 'declared', Server: 'type' });
       assert.deepStrictEqual(await roles('a.go', go, 2), {
-        cfg: 'declared', err: 'declared', s: 'reference', LoadConfig: 'call', path: 'reference',
+        cfg: 'declared',
+        err: 'declared',
+        s: 'reference',
+        LoadConfig: 'call',
+        path: 'reference',
       });
       assert.deepStrictEqual(await roles('a.go', go, 3), { w: 'declared', Writer: 'type', NewWriter: 'call' });
     } finally {
@@ -134,10 +196,14 @@ describe('makeTasks', () => {
     for (const t of tasks) {
       const m = t.metadata;
       assert.deepStrictEqual(Object.keys(t).sort(), ['groundtruth', 'metadata', 'prompt', 'right_context']);
-      assert.deepStrictEqual(
-        Object.keys(m).sort(),
-        ['file', 'groundtruth_start_lineno', 'kind', 'novel_identifiers', 'repository', 'task_id'],
-      );
+      assert.deepStrictEqual(Object.keys(m).sort(), [
+        'file',
+        'groundtruth_start_lineno',
+        'kind',
+        'novel_identifiers',
+        'repository',
+        'task_id',
+      ]);
       assert.strictEqual(m.repository, 'tasks-mini');
       assert.strictEqual(m.task_id, `tasks-mini/${m.file}:${m.groundtruth_start_lineno}`);
       assert.ok(Number.isInteger(m.groundtruth_start_lineno));
@@ -182,7 +248,11 @@ describe('makeTasks', () => {
         const used = ids.filter((i) => i.role !== 'declared' && !declared.has(i.name)).map((i) => i.name);
         assert.ok(new Set(used).size >= 2, t.metadata.task_id);
         const context = words(t.prompt + '\n' + t.right_context);
-        assert.deepStrictEqual(used.filter((n) => !context.has(n)), [], t.metadata.task_id);
+        assert.deepStrictEqual(
+          used.filter((n) => !context.has(n)),
+          [],
+          t.metadata.task_id,
+        );
       }
     } finally {
       parser.dispose();
@@ -197,7 +267,10 @@ describe('makeTasks', () => {
       assert.ok(t.metadata.novel_identifiers.length > 0);
       for (const name of t.metadata.novel_identifiers) {
         assert.ok(!context.has(name), name);
-        assert.ok(index.symbols(name).some((ref) => ref.path !== t.metadata.file), name);
+        assert.ok(
+          index.symbols(name).some((ref) => ref.path !== t.metadata.file),
+          name,
+        );
       }
     }
   });
@@ -220,7 +293,10 @@ describe('makeTasks', () => {
     assert.ok([...perFile.values()].every((n) => n <= 3));
     assert.deepStrictEqual(await makeTasks(index, ROOT, { seed: 42 }), tasks);
     const small = await makeTasks(index, ROOT, { perKind: 1, seed: 7 });
-    assert.deepStrictEqual(small.map((t) => t.metadata.kind), ['cross', 'infile']);
+    assert.deepStrictEqual(
+      small.map((t) => t.metadata.kind),
+      ['cross', 'infile'],
+    );
     assert.deepStrictEqual(await makeTasks(index, ROOT, { perKind: 1, seed: 7 }), small);
   });
 });

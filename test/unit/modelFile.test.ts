@@ -12,7 +12,12 @@ import * as path from 'path';
 import { promisify } from 'util';
 import { controlTokens, readGguf, type GgufHeader, type GgufValue } from '../../src/model/gguf';
 import {
-  LLAMA_CPP_ARCHITECTURES, ModelFileError, checkModelFile, fimTokens, tensorByteSize, type ModelFileErrorCode,
+  LLAMA_CPP_ARCHITECTURES,
+  ModelFileError,
+  checkModelFile,
+  fimTokens,
+  tensorByteSize,
+  type ModelFileErrorCode,
 } from '../../src/model/modelFile';
 import { UNKNOWN_ARCHITECTURE, writeBadModels, type BadModels } from '../helpers/badModels';
 import { tempDir } from '../helpers/fixtures';
@@ -23,12 +28,18 @@ const execFileAsync = promisify(execFile);
 
 /** A header holding only a vocabulary whose tokens are all typed NORMAL (1). */
 function vocabulary(tokens: string[]): GgufHeader {
-  const metadata = new Map<string, GgufValue>([['tokenizer.ggml.tokens', tokens], ['tokenizer.ggml.token_type', tokens.map(() => 1)]]);
+  const metadata = new Map<string, GgufValue>([
+    ['tokenizer.ggml.tokens', tokens],
+    ['tokenizer.ggml.token_type', tokens.map(() => 1)],
+  ]);
   return { version: 3, metadata, metadataTypes: new Map(), tensors: [], dataOffset: 0, fileSize: 0 };
 }
 
 async function rejection(file: string, code: ModelFileErrorCode): Promise<ModelFileError> {
-  const error: unknown = await checkModelFile(file).then(() => undefined, (e: unknown) => e);
+  const error: unknown = await checkModelFile(file).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof ModelFileError, `${file}: expected a ModelFileError, got ${String(error)}`);
   assert.equal(error.code, code, error.message);
   assert.ok(error.message.startsWith(file), `names the file: ${error.message}`);
@@ -55,7 +66,14 @@ describe('model file checks', function () {
     assert.equal(info.fileSize, (await fs.stat(TINY_MODEL)).size);
     assert.deepEqual(
       [...controlTokens(info.header)],
-      [['<|endoftext|>', 0], ['<fim_prefix>', 1], ['<fim_suffix>', 2], ['<fim_middle>', 3], ['<eof>', 4], ['<cc>', 5]],
+      [
+        ['<|endoftext|>', 0],
+        ['<fim_prefix>', 1],
+        ['<fim_suffix>', 2],
+        ['<fim_middle>', 3],
+        ['<eof>', 4],
+        ['<cc>', 5],
+      ],
     );
     assert.deepEqual(fimTokens(info.header), { prefix: 1, suffix: 2, middle: 3 });
   });
@@ -84,12 +102,32 @@ describe('model file checks', function () {
   it('finds FIM tokens by their text when the metadata has no ids, and only marker-shaped tokens', () => {
     const codeLlama = vocabulary(['<unk>', '<s>', '</s>', '▁<PRE>', '▁<SUF>', '▁<MID>', '▁<EOT>', '▁<', '<0x0A>']);
     assert.deepEqual(fimTokens(codeLlama), { prefix: 3, suffix: 4, middle: 5 });
-    const deepSeek = vocabulary(['<｜begin▁of▁sentence｜>', '<｜fim▁hole｜>', '<｜fim▁begin｜>', '<｜fim▁end｜>', 'Ġ<', '<=']);
+    const deepSeek = vocabulary([
+      '<｜begin▁of▁sentence｜>',
+      '<｜fim▁hole｜>',
+      '<｜fim▁begin｜>',
+      '<｜fim▁end｜>',
+      'Ġ<',
+      '<=',
+    ]);
     assert.deepEqual(fimTokens(deepSeek), { prefix: 2, suffix: 1, middle: 3 });
-    assert.deepEqual(fimTokens(vocabulary(['[INST]', '[SUFFIX]', '[PREFIX]'])), { prefix: 2, suffix: 1, middle: undefined });
+    assert.deepEqual(fimTokens(vocabulary(['[INST]', '[SUFFIX]', '[PREFIX]'])), {
+      prefix: 2,
+      suffix: 1,
+      middle: undefined,
+    });
     assert.deepEqual(
-      [...controlTokens(vocabulary(['<s>', 'Ġ<div>', '<0x0A>', '<=', '[i]', '<|im_start|>', '[SEP]', 'plain', '<|fim_pad|>']))],
-      [['<s>', 0], ['<|im_start|>', 5], ['[SEP]', 6], ['<|fim_pad|>', 8]],
+      [
+        ...controlTokens(
+          vocabulary(['<s>', 'Ġ<div>', '<0x0A>', '<=', '[i]', '<|im_start|>', '[SEP]', 'plain', '<|fim_pad|>']),
+        ),
+      ],
+      [
+        ['<s>', 0],
+        ['<|im_start|>', 5],
+        ['[SEP]', 6],
+        ['<|fim_pad|>', 8],
+      ],
     );
   });
 
@@ -100,7 +138,10 @@ describe('model file checks', function () {
 
   it('rejects a saved web page (not-gguf) and says to download the file, not the page', async () => {
     const e = await rejection(bad.htmlPage, 'not-gguf');
-    assert.ok(e.message.startsWith(`${bad.htmlPage} is not a GGUF model file (it starts with '<!DOCTYPE').`), e.message);
+    assert.ok(
+      e.message.startsWith(`${bad.htmlPage} is not a GGUF model file (it starts with '<!DOCTYPE').`),
+      e.message,
+    );
     assert.match(e.hint, /Download the \.gguf file itself, not the web page/);
   });
 
@@ -113,7 +154,10 @@ describe('model file checks', function () {
 
   it('rejects a download that stopped inside the tensor data (truncated), naming the first tensor cut off', async () => {
     const e = await rejection(bad.truncatedData, 'truncated');
-    assert.match(e.message, /is incomplete: it is 4\.\d MB but its tensors need 8\.7 MB \(tensor 'blk\.1\.ffn_gate\.weight' is cut off\)/);
+    assert.match(
+      e.message,
+      /is incomplete: it is 4\.\d MB but its tensors need 8\.7 MB \(tensor 'blk\.1\.ffn_gate\.weight' is cut off\)/,
+    );
   });
 
   it('rejects GGUF version 1 (unsupported-version)', async () => {
@@ -128,7 +172,10 @@ describe('model file checks', function () {
     }
     assert.ok(!LLAMA_CPP_ARCHITECTURES.includes(UNKNOWN_ARCHITECTURE));
     const e = await rejection(bad.unknownArchitecture, 'unsupported-architecture');
-    assert.match(e.message, /is a 'repogate-llama' model, an architecture that the llama\.cpp bundled with node-llama-cpp 3\.21\.1 cannot run/);
+    assert.match(
+      e.message,
+      /is a 'repogate-llama' model, an architecture that the llama\.cpp bundled with node-llama-cpp 3\.21\.1 cannot run/,
+    );
   });
 
   it('rejects a model without FIM tokens (no-fim)', async () => {
@@ -191,12 +238,18 @@ describe('model file checks', function () {
 
     it('rejects the download cut in the tensor data, at the tensor the check names', () => {
       assert.equal(truncated.loaded, false);
-      assert.ok(truncated.logs.some((l) => /tensor 'blk\.1\.ffn_gate\.weight' data is not within the file bounds/.test(l)), truncated.logs.join(''));
+      assert.ok(
+        truncated.logs.some((l) => /tensor 'blk\.1\.ffn_gate\.weight' data is not within the file bounds/.test(l)),
+        truncated.logs.join(''),
+      );
     });
 
     it('rejects the unknown architecture', () => {
       assert.equal(unknown.loaded, false);
-      assert.ok(unknown.logs.some((l) => /unknown model architecture: 'repogate-llama'/.test(l)), unknown.logs.join(''));
+      assert.ok(
+        unknown.logs.some((l) => /unknown model architecture: 'repogate-llama'/.test(l)),
+        unknown.logs.join(''),
+      );
     });
 
     it('loads the no-FIM copy, which has no infill tokens but keeps its other control tokens', () => {

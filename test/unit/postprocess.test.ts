@@ -1,7 +1,16 @@
 import { strict as assert } from 'assert';
 import { firstLineReady, postprocess, type PostprocessContext } from '../../src/engine/postprocess';
 
-const SPECIAL = ['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<|endoftext|>', '<|file_sep|>', '<file_sep>', '<eof>', '<|EOT|>'];
+const SPECIAL = [
+  '<fim_prefix>',
+  '<fim_suffix>',
+  '<fim_middle>',
+  '<|endoftext|>',
+  '<|file_sep|>',
+  '<file_sep>',
+  '<eof>',
+  '<|EOT|>',
+];
 
 function context(over: Partial<PostprocessContext>): PostprocessContext {
   return { mode: 'line', maxLines: 8, linePrefix: '', lineSuffix: '', nextLines: [], specialTokens: SPECIAL, ...over };
@@ -109,7 +118,11 @@ const GOLDEN: Golden[] = [
   {
     name: 'multiline cuts where the completion repeats the next lines',
     raw: '\n  return Math.PI * r * r;\n}\n\nfunction perimeter(r: number): number {',
-    ctx: { mode: 'multiline', linePrefix: 'function area(r: number): number {', nextLines: ['}', '', 'function perimeter(r: number): number {'] },
+    ctx: {
+      mode: 'multiline',
+      linePrefix: 'function area(r: number): number {',
+      nextLines: ['}', '', 'function perimeter(r: number): number {'],
+    },
     expected: '\n  return Math.PI * r * r;',
   },
   {
@@ -215,7 +228,7 @@ const GOLDEN: Golden[] = [
     expected: ' * quantity;',
   },
   {
-    name: 'at an indentation-only prefix the model\'s extra indentation is left to VS Code',
+    name: "at an indentation-only prefix the model's extra indentation is left to VS Code",
     raw: '    return cached;',
     ctx: { linePrefix: '  ' },
     expected: '    return cached;',

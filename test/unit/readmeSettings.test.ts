@@ -18,7 +18,10 @@ function settingsTable(readme: string): Row[] {
     .split('\n')
     .filter((line) => /^\|\s*`repogate\./.test(line))
     .map((line) => {
-      const [key, defaultText, ...meaning] = line.replace(/^\|/, '').replace(/\|\s*$/, '').split(' | ');
+      const [key, defaultText, ...meaning] = line
+        .replace(/^\|/, '')
+        .replace(/\|\s*$/, '')
+        .split(' | ');
       const name = key.trim().replace(/`/g, '');
       return { key: name, defaultText: defaultText.trim(), meaning: meaning.join(' | ').trim() };
     });
@@ -33,9 +36,21 @@ describe('README settings table', () => {
 
   it('has one row for every contributed setting and none for a setting that does not exist', () => {
     const keys = rows.map((r) => r.key);
-    assert.deepEqual(keys.filter((k, i) => keys.indexOf(k) !== i), [], 'settings listed twice');
-    assert.deepEqual(Object.keys(properties).filter((k) => !keys.includes(k)), [], 'settings missing from the README');
-    assert.deepEqual(keys.filter((k) => !(k in properties)), [], 'README rows for settings package.json lacks');
+    assert.deepEqual(
+      keys.filter((k, i) => keys.indexOf(k) !== i),
+      [],
+      'settings listed twice',
+    );
+    assert.deepEqual(
+      Object.keys(properties).filter((k) => !keys.includes(k)),
+      [],
+      'settings missing from the README',
+    );
+    assert.deepEqual(
+      keys.filter((k) => !(k in properties)),
+      [],
+      'README rows for settings package.json lacks',
+    );
   });
 
   it("gives each setting package.json's default and a meaning", () => {

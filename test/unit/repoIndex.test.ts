@@ -18,8 +18,12 @@ describe('RepoIndex on a fixture repository', () => {
   it('indexes TS, Python and Go files and skips secrets', async () => {
     const index = await built(SHOP);
     const files = [...index.files.keys()];
-    for (const expected of ['src/db/userRepo.ts', 'app/service.py', 'pkg/store/store.go']) assert.ok(files.includes(expected), expected);
-    assert.ok(!files.some((f) => f.includes('.env') || f.includes('credentials') || f.endsWith('.key')), files.join(','));
+    for (const expected of ['src/db/userRepo.ts', 'app/service.py', 'pkg/store/store.go'])
+      assert.ok(files.includes(expected), expected);
+    assert.ok(
+      !files.some((f) => f.includes('.env') || f.includes('credentials') || f.endsWith('.key')),
+      files.join(','),
+    );
     assert.ok(index.symbols('findByEmail').some((r) => r.symbol.container === 'UserRepo'));
     assert.ok(index.stats().chunks > 5);
   });
@@ -37,10 +41,23 @@ describe('RepoIndex on a fixture repository', () => {
     try {
       const index = await built(dir);
       const before = index.stats();
-      assert.strictEqual(await index.update('src/models/user.ts', 'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n'), true);
+      assert.strictEqual(
+        await index.update(
+          'src/models/user.ts',
+          'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n',
+        ),
+        true,
+      );
       assert.ok(index.symbols('hashPassword').length === 1);
       assert.strictEqual(index.symbols('normalizeEmail').length, 0, 'the old symbol is gone');
-      assert.strictEqual(await index.update('src/models/user.ts', 'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n'), false, 'same text is a no-op');
+      assert.strictEqual(
+        await index.update(
+          'src/models/user.ts',
+          'export interface User { id: string; }\nexport function hashPassword(p: string) { return p; }\n',
+        ),
+        false,
+        'same text is a no-op',
+      );
       index.rename('src/models/user.ts', 'src/models/account.ts');
       assert.strictEqual(index.symbols('hashPassword')[0].path, 'src/models/account.ts');
       assert.ok(index.searchChunks('hashPassword', 5).every((h) => h.id.startsWith('src/models/account.ts#')));
@@ -59,7 +76,10 @@ describe('single-file refresh (editor and file events)', () => {
     try {
       const index = await built(dir);
       const refresher = new FileRefresher(index, { root: dir });
-      assert.strictEqual(await refresher.refresh('src/extra.ts', 'export function addedInEditor(): void {}\n'), 'updated');
+      assert.strictEqual(
+        await refresher.refresh('src/extra.ts', 'export function addedInEditor(): void {}\n'),
+        'updated',
+      );
       assert.strictEqual(index.symbols('addedInEditor').length, 1);
       assert.strictEqual(await refresher.refresh('.env.local', 'export const LEAKED = "sk-live-123";\n'), 'secret');
       assert.ok(!index.files.has('.env.local') && index.symbols('LEAKED').length === 0);
@@ -134,7 +154,11 @@ describe('robustness', () => {
         'ok.ts': 'export function fine(): number { return 1; }\n',
         'huge.ts': `export const big = [${'1,'.repeat(2_600_000)}];\n`,
         'blob.ts': Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00, 0x10]),
-        'latin1.ts': Buffer.concat([Buffer.from('export const caf'), Buffer.from([0xe9]), Buffer.from(' = "x";\nexport function brew(): void {}\n')]),
+        'latin1.ts': Buffer.concat([
+          Buffer.from('export const caf'),
+          Buffer.from([0xe9]),
+          Buffer.from(' = "x";\nexport function brew(): void {}\n'),
+        ]),
       });
       await fs.symlink(dir, path.join(dir, 'loop'));
       const index = new RepoIndex(dir);
@@ -150,7 +174,10 @@ describe('robustness', () => {
       const emptyIndex = new RepoIndex(empty.dir);
       const emptyReport = await buildIndex(emptyIndex, { root: empty.dir });
       assert.strictEqual(emptyReport.files, 0);
-      assert.deepStrictEqual(retrieve(emptyIndex, { path: 'a.ts', text: 'foo.', cursor: { line: 0, character: 4 } }).snippets, []);
+      assert.deepStrictEqual(
+        retrieve(emptyIndex, { path: 'a.ts', text: 'foo.', cursor: { line: 0, character: 4 } }).snippets,
+        [],
+      );
       await empty.cleanup();
     } finally {
       await cleanup();
@@ -180,7 +207,10 @@ describe('robustness', () => {
       // Every file is parsed again, but for the one the editor changed, when that came before the build reached it.
       assert.ok(report.parsed >= report.files - 1 && report.parsed > 0, `${report.parsed} of ${report.files} parsed`);
       const kept = (await client.retrieve(request)).snippets.map((s) => s.text).join('\n');
-      assert.ok(kept.includes('renamedFinder'), "the rebuild did not overwrite the editor's newer text with the disk's");
+      assert.ok(
+        kept.includes('renamedFinder'),
+        "the rebuild did not overwrite the editor's newer text with the disk's",
+      );
     } finally {
       await client.dispose();
       await cleanup();

@@ -12,7 +12,10 @@ class Repo {
   readonly files = new Set<string>();
   layout!: ProjectLayout;
 
-  constructor(files: Record<string, string>, readonly indexed: (p: string) => boolean = () => true) {
+  constructor(
+    files: Record<string, string>,
+    readonly indexed: (p: string) => boolean = () => true,
+  ) {
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), 'repogate-resolve-'));
     for (const [rel, content] of Object.entries(files)) {
       const abs = path.join(this.root, rel);
@@ -127,7 +130,13 @@ describe('resolve: TypeScript monorepo', () => {
   after(() => repo.dispose());
 
   it('records workspace packages, ignoring node_modules', () => {
-    assert.deepStrictEqual([...repo.layout.packages.keys()].sort(), ['@acme/core', '@acme/legacy', '@acme/nomain', 'plain', 'root']);
+    assert.deepStrictEqual([...repo.layout.packages.keys()].sort(), [
+      '@acme/core',
+      '@acme/legacy',
+      '@acme/nomain',
+      'plain',
+      'root',
+    ]);
     assert.strictEqual(repo.layout.packages.get('@acme/core')!.dir, 'packages/core');
   });
 
@@ -180,7 +189,9 @@ describe('resolve: TypeScript monorepo', () => {
   });
 
   it('resolves package.json imports (#) from the enclosing package', () => {
-    assert.deepStrictEqual(repo.resolve('packages/nomain/src/a.ts', '#internal/x'), ['packages/nomain/src/internal/x.ts']);
+    assert.deepStrictEqual(repo.resolve('packages/nomain/src/a.ts', '#internal/x'), [
+      'packages/nomain/src/internal/x.ts',
+    ]);
     assert.deepStrictEqual(repo.resolve('apps/web/src/main.tsx', '#internal/x'), []);
   });
 
@@ -240,7 +251,10 @@ describe('resolve: Python', () => {
 
   it('resolves absolute imports from the python roots, the repository root and the script directory', () => {
     assert.deepStrictEqual(repo.resolve('tools/run.py', 'shop.models.user', 'python'), ['src/shop/models/user.py']);
-    assert.deepStrictEqual(repo.resolve('tools/run.py', 'shop', 'python', ['util']), ['src/shop/__init__.py', 'src/shop/util.py']);
+    assert.deepStrictEqual(repo.resolve('tools/run.py', 'shop', 'python', ['util']), [
+      'src/shop/__init__.py',
+      'src/shop/util.py',
+    ]);
     assert.deepStrictEqual(repo.resolve('tools/run.py', 'scripts.build', 'python'), ['scripts/build.py']);
     assert.deepStrictEqual(repo.resolve('tools/run.py', 'helpers', 'python'), ['tools/helpers.py']);
     assert.deepStrictEqual(repo.resolve('tools/run.py', 'os.path', 'python'), []);
@@ -275,7 +289,10 @@ describe('resolve: Go, Rust, Java', () => {
   after(() => repo.dispose());
 
   it('resolves Go package imports to the non-test files of the package directory', () => {
-    assert.deepStrictEqual(repo.layout.goModules.map((m) => m.path), ['github.com/acme/svc/tools/gen', 'github.com/acme/svc']);
+    assert.deepStrictEqual(
+      repo.layout.goModules.map((m) => m.path),
+      ['github.com/acme/svc/tools/gen', 'github.com/acme/svc'],
+    );
     const from = 'cmd/server/main.go';
     assert.deepStrictEqual(repo.resolve(from, 'github.com/acme/svc/internal/store', 'go'), [
       'internal/store/sql.go',
@@ -289,7 +306,9 @@ describe('resolve: Go, Rust, Java', () => {
   it('resolves Rust module paths', () => {
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::config::Config', 'rust'), ['src/config.rs']);
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::net::http::{get, post}', 'rust'), ['src/net/http.rs']);
-    assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::net::http::client::Client', 'rust'), ['src/net/http/client.rs']);
+    assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::net::http::client::Client', 'rust'), [
+      'src/net/http/client.rs',
+    ]);
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::net', 'rust'), ['src/net/mod.rs']);
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'crate::Thing', 'rust'), ['src/main.rs']);
     assert.deepStrictEqual(repo.resolve('src/net/http.rs', 'super::tcp::Stream', 'rust'), ['src/net/tcp.rs']);
@@ -301,8 +320,12 @@ describe('resolve: Go, Rust, Java', () => {
 
   it('resolves Java imports by package path suffix', () => {
     const from = 'app/src/main/java/com/acme/App.java';
-    assert.deepStrictEqual(repo.resolve(from, 'com.acme.model.User', 'java'), ['app/src/main/java/com/acme/model/User.java']);
-    assert.deepStrictEqual(repo.resolve(from, 'com.acme.model.Money', 'java'), ['lib/src/main/java/com/acme/model/Money.java']);
+    assert.deepStrictEqual(repo.resolve(from, 'com.acme.model.User', 'java'), [
+      'app/src/main/java/com/acme/model/User.java',
+    ]);
+    assert.deepStrictEqual(repo.resolve(from, 'com.acme.model.Money', 'java'), [
+      'lib/src/main/java/com/acme/model/Money.java',
+    ]);
     assert.deepStrictEqual(repo.resolve(from, 'static com.acme.model.User.create', 'java'), [
       'app/src/main/java/com/acme/model/User.java',
     ]);

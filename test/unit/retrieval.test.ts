@@ -28,7 +28,11 @@ export class AdminService {
 
 describe('retrieval', () => {
   it('follows a member chain through the declared type to the class outline', () => {
-    const result = retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 } });
+    const result = retrieve(index, {
+      path: 'src/services/admin.ts',
+      text: SERVICE,
+      cursor: { line: 7, character: 21 },
+    });
     const top = result.snippets[0];
     assert.strictEqual(top.path, 'src/db/userRepo.ts');
     assert.strictEqual(top.retriever, 'definition');
@@ -39,7 +43,12 @@ describe('retrieval', () => {
 
   it('never returns the current file, and stays within the budget', () => {
     const text = '' + SERVICE;
-    const result = retrieve(index, { path: 'src/db/userRepo.ts', text, cursor: { line: 7, character: 21 }, budget: 400 });
+    const result = retrieve(index, {
+      path: 'src/db/userRepo.ts',
+      text,
+      cursor: { line: 7, character: 21 },
+      budget: 400,
+    });
     assert.ok(result.snippets.every((s) => s.path !== 'src/db/userRepo.ts'));
     const cost = result.snippets.reduce((sum, s) => sum + s.path.length + s.text.length + 2, 0);
     assert.ok(cost <= 400, `packed ${cost} characters`);
@@ -47,11 +56,29 @@ describe('retrieval', () => {
 
   it('says which of the names asked about another file declares', () => {
     const names = ['countActiveUsers', 'stats', 'UserRepo', 'noSuchName'];
-    const asked = retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 }, names });
+    const asked = retrieve(index, {
+      path: 'src/services/admin.ts',
+      text: SERVICE,
+      cursor: { line: 7, character: 21 },
+      names,
+    });
     assert.deepStrictEqual(asked.declaredElsewhere, ['countActiveUsers', 'UserRepo']);
-    const fromItsOwnFile = retrieve(index, { path: 'src/db/userRepo.ts', text: SERVICE, cursor: { line: 7, character: 21 }, names });
-    assert.deepStrictEqual(fromItsOwnFile.declaredElsewhere, [], 'a name declared only in the current file is not elsewhere');
-    assert.strictEqual(retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 } }).declaredElsewhere, undefined);
+    const fromItsOwnFile = retrieve(index, {
+      path: 'src/db/userRepo.ts',
+      text: SERVICE,
+      cursor: { line: 7, character: 21 },
+      names,
+    });
+    assert.deepStrictEqual(
+      fromItsOwnFile.declaredElsewhere,
+      [],
+      'a name declared only in the current file is not elsewhere',
+    );
+    assert.strictEqual(
+      retrieve(index, { path: 'src/services/admin.ts', text: SERVICE, cursor: { line: 7, character: 21 } })
+        .declaredElsewhere,
+      undefined,
+    );
   });
 
   it('uses the draft for the second-iteration query', () => {
@@ -61,19 +88,31 @@ describe('retrieval', () => {
   });
 
   it('resolves Python attribute types and Go package members', () => {
-    const py = retrieve(index, { path: 'app/report.py', text: 'from .models import Order\n\nclass Report:\n    def __init__(self):\n        self.order = Order("x", 1.0)\n\n    def total(self):\n        return self.order.\n', cursor: { line: 7, character: 26 } });
+    const py = retrieve(index, {
+      path: 'app/report.py',
+      text: 'from .models import Order\n\nclass Report:\n    def __init__(self):\n        self.order = Order("x", 1.0)\n\n    def total(self):\n        return self.order.\n',
+      cursor: { line: 7, character: 26 },
+    });
     assert.ok(py.snippets[0].text.includes('def apply_discount'), py.snippets.map((s) => s.path).join());
-    const go = retrieve(index, { path: 'cmd/tool/main.go', text: 'package main\n\nimport "example.com/shop/pkg/store"\n\nfunc run(inv *store.Inventory) {\n\tinv.\n}\n', cursor: { line: 5, character: 5 } });
+    const go = retrieve(index, {
+      path: 'cmd/tool/main.go',
+      text: 'package main\n\nimport "example.com/shop/pkg/store"\n\nfunc run(inv *store.Inventory) {\n\tinv.\n}\n',
+      cursor: { line: 5, character: 5 },
+    });
     assert.ok(go.snippets.some((s) => s.path === 'pkg/store/store.go'));
   });
 
   it('shows what followed the code most similar to the lines before the cursor', async () => {
     // A 40-line function whose first 20 lines read like the current file's, then a call it makes next.
     const similar = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
-    const after = Array.from({ length: 20 }, (_, i) => (i === 2 ? '  finalizeLedgerBatch(journal, period);' : `  audit.note${i}(period);`));
+    const after = Array.from({ length: 20 }, (_, i) =>
+      i === 2 ? '  finalizeLedgerBatch(journal, period);' : `  audit.note${i}(period);`,
+    );
     const { dir, cleanup } = await tempDir();
     try {
-      await writeFiles(dir, { 'src/close.ts': `export function closePeriod(accounts, journal, period, audit) {\n${[...similar, ...after].join('\n')}\n}\n` });
+      await writeFiles(dir, {
+        'src/close.ts': `export function closePeriod(accounts, journal, period, audit) {\n${[...similar, ...after].join('\n')}\n}\n`,
+      });
       const repo = new RepoIndex(dir);
       await buildIndex(repo, { root: dir });
       const text = `export function reopen(accounts, journal, period) {\n${similar.join('\n')}\n  \n}\n`;
@@ -89,7 +128,10 @@ describe('retrieval', () => {
   });
 
   it('ranks the outline of the type at the cursor above small types nearby, however long the outline', async () => {
-    const members = Array.from({ length: 80 }, (_, i) => `  handleRequestNumber${i}(input: string): Promise<void> { return this.queue(input); }`);
+    const members = Array.from(
+      { length: 80 },
+      (_, i) => `  handleRequestNumber${i}(input: string): Promise<void> { return this.queue(input); }`,
+    );
     const { dir, cleanup } = await tempDir();
     try {
       await writeFiles(dir, {
@@ -110,7 +152,11 @@ describe('retrieval', () => {
         '}',
       ].join('\n');
       const result = retrieve(repo, { path: 'src/run.ts', text, cursor: { line: 6, character: 6 } });
-      assert.strictEqual(result.snippets[0].path, 'src/big.ts', result.snippets.map((s) => `${s.path} ${s.score.toFixed(3)}`).join('; '));
+      assert.strictEqual(
+        result.snippets[0].path,
+        'src/big.ts',
+        result.snippets.map((s) => `${s.path} ${s.score.toFixed(3)}`).join('; '),
+      );
       assert.match(result.snippets[0].text, /handleRequestNumber/);
       repo.dispose();
     } finally {
@@ -122,13 +168,21 @@ describe('retrieval', () => {
     const text = 'const token = process.env.SHOP_API_TOKEN;\n// UserRepo findByEmail hunter2 sk-live\n';
     const result = retrieve(index, { path: 'src/x.ts', text, cursor: { line: 1, character: 10 }, budget: 16000 });
     const output = JSON.stringify(result) + renderCommentBlocks(result.snippets, 'src/x.ts');
-    for (const secret of ['sk-live-9f8e7d6c5b4a', 'hunter2', 'BEGIN PRIVATE KEY']) assert.ok(!output.includes(secret), secret);
+    for (const secret of ['sk-live-9f8e7d6c5b4a', 'hunter2', 'BEGIN PRIVATE KEY'])
+      assert.ok(!output.includes(secret), secret);
     assert.ok(result.snippets.length > 0, 'the query does retrieve other files');
   });
 });
 
 describe('packing and verbalization', () => {
-  const snippet = (text: string, path = 'a.ts', score = 1): Snippet => ({ path, range: { start: 0, end: text.split('\n').length }, text, retriever: 'lexical', why: '', score });
+  const snippet = (text: string, path = 'a.ts', score = 1): Snippet => ({
+    path,
+    range: { start: 0, end: text.split('\n').length },
+    text,
+    retriever: 'lexical',
+    why: '',
+    score,
+  });
 
   it('cuts a long definition at a syntactic boundary', () => {
     const body = 'function f() {\n  const a = 1;\n  const b = 2;\n  return a + b;\n}';
@@ -138,24 +192,39 @@ describe('packing and verbalization', () => {
   it('drops overlapping text and respects the budget', () => {
     const outline = snippet('class A {\n  run(): void\n}');
     const { packed, dropped } = packSnippets([outline, snippet('  run(): void'), snippet('x'.repeat(50), 'b.ts')], 120);
-    assert.deepStrictEqual(packed.map((s) => s.path), ['a.ts', 'b.ts']);
+    assert.deepStrictEqual(
+      packed.map((s) => s.path),
+      ['a.ts', 'b.ts'],
+    );
     assert.strictEqual(dropped.length, 1);
   });
 
   it('packs windows without their common indentation, and knows an indented window inside a packed function', () => {
     assert.strictEqual(dedent('    if (a) {\n      b();\n\n    }'), 'if (a) {\n  b();\n\n}');
     assert.strictEqual(dedent('x\n  y'), 'x\n  y');
-    const fn = { ...snippet('function f() {\n  const a = 1;\n  return a;\n}', 'f.ts', 2), range: { start: 10, end: 14 } };
+    const fn = {
+      ...snippet('function f() {\n  const a = 1;\n  return a;\n}', 'f.ts', 2),
+      range: { start: 10, end: 14 },
+    };
     const inner = { ...snippet('    const a = 1;\n    return a;', 'f.ts', 1), range: { start: 11, end: 13 } };
     const deep = snippet('        callOne();\n        callTwo();', 'g.ts', 0.5);
     const { packed } = packSnippets([fn, inner, deep], 2000);
-    assert.deepStrictEqual(packed.map((s) => s.text), [fn.text, 'callOne();\ncallTwo();']);
+    assert.deepStrictEqual(
+      packed.map((s) => s.text),
+      [fn.text, 'callOne();\ncallTwo();'],
+    );
   });
 
   it('focuses an oversized outline on the highest-priority members, then lists more names', () => {
     const members = Array.from({ length: 40 }, (_, i) => `member${i}`);
-    const text = ['export class Big {', ...members.map((m) => `  ${m}(value: string, other: number): Promise<void>`), '}'].join('\n');
-    const focused = focusOutline(text, members, 600, (name) => (name === 'member33' ? 10 : name === 'member7' ? 5 : 0))!;
+    const text = [
+      'export class Big {',
+      ...members.map((m) => `  ${m}(value: string, other: number): Promise<void>`),
+      '}',
+    ].join('\n');
+    const focused = focusOutline(text, members, 600, (name) =>
+      name === 'member33' ? 10 : name === 'member7' ? 5 : 0,
+    )!;
     const lines = focused.split('\n');
     assert.strictEqual(lines[0], 'export class Big {');
     assert.strictEqual(lines[lines.length - 1], '}');
@@ -168,15 +237,41 @@ describe('packing and verbalization', () => {
 
   it('limits an outline and a long definition in the first pass, so the next candidates still fit', () => {
     const members = Array.from({ length: 30 }, (_, i) => `member${i}`);
-    const outline = { ...snippet(['export class Big {', ...members.map((m) => `  ${m}(value: string): void`), '}'].join('\n'), 'big.ts'), retriever: 'definition' as const, members };
-    const body = { ...snippet(['export function long() {', ...Array.from({ length: 40 }, (_, i) => `  const v${i} = compute(${i});`), '}'].join('\n'), 'long.ts'), retriever: 'definition' as const };
+    const outline = {
+      ...snippet(
+        ['export class Big {', ...members.map((m) => `  ${m}(value: string): void`), '}'].join('\n'),
+        'big.ts',
+      ),
+      retriever: 'definition' as const,
+      members,
+    };
+    const body = {
+      ...snippet(
+        [
+          'export function long() {',
+          ...Array.from({ length: 40 }, (_, i) => `  const v${i} = compute(${i});`),
+          '}',
+        ].join('\n'),
+        'long.ts',
+      ),
+      retriever: 'definition' as const,
+    };
     const small = snippet('export const needed = 1;', 'small.ts');
     const unlimited = packSnippets([outline, body, small], 1200, () => 0);
-    assert.ok(!unlimited.packed.some((s) => s.path === 'small.ts'), 'without limits the outline and the body fill the budget');
+    assert.ok(
+      !unlimited.packed.some((s) => s.path === 'small.ts'),
+      'without limits the outline and the body fill the budget',
+    );
     const limited = packSnippets([outline, body, small], 1200, () => 0, { outlineChars: 450, definitionChars: 600 });
-    assert.deepStrictEqual(limited.packed.map((s) => s.path), ['big.ts', 'long.ts', 'small.ts']);
+    assert.deepStrictEqual(
+      limited.packed.map((s) => s.path),
+      ['big.ts', 'long.ts', 'small.ts'],
+    );
     assert.ok(limited.packed[0].text.length + 'big.ts'.length + 2 <= 450, 'the outline is focused to its limit');
-    assert.ok(limited.packed[1].text.length + 'long.ts'.length + 2 <= 600 && limited.packed[1].text.startsWith('export function long() {'));
+    assert.ok(
+      limited.packed[1].text.length + 'long.ts'.length + 2 <= 600 &&
+        limited.packed[1].text.startsWith('export function long() {'),
+    );
   });
 
   it('counts in how many files an identifier is used, and forgets a removed file', () => {

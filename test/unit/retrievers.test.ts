@@ -104,15 +104,32 @@ describe('similar-code window index', () => {
 
   it('scores candidates by exact Jaccard over identifier sets, and forgets removed chunks', () => {
     const windows = new WindowIndex();
-    const chunk = (id: string, text: string): Chunk =>
-      ({ id, path: id, kind: 'function', range: { start: 0, end: 1 }, text, symbols: [] });
+    const chunk = (id: string, text: string): Chunk => ({
+      id,
+      path: id,
+      kind: 'function',
+      range: { start: 0, end: 1 },
+      text,
+      symbols: [],
+    });
     windows.add([
-      chunk('a.ts', 'alpha beta gamma delta'), chunk('b.ts', 'alpha beta epsilon'), chunk('c.ts', 'zeta eta'),
+      chunk('a.ts', 'alpha beta gamma delta'),
+      chunk('b.ts', 'alpha beta epsilon'),
+      chunk('c.ts', 'zeta eta'),
     ]);
     const hits = windows.search(['alpha', 'beta', 'gamma'], 5);
-    assert.deepStrictEqual(hits.map((h) => [h.chunk.id, h.score]), [['a.ts', 3 / 4], ['b.ts', 2 / 4]]);
+    assert.deepStrictEqual(
+      hits.map((h) => [h.chunk.id, h.score]),
+      [
+        ['a.ts', 3 / 4],
+        ['b.ts', 2 / 4],
+      ],
+    );
     windows.remove(['a.ts']);
-    assert.deepStrictEqual(windows.search(['alpha', 'beta', 'gamma'], 5).map((h) => h.chunk.id), ['b.ts']);
+    assert.deepStrictEqual(
+      windows.search(['alpha', 'beta', 'gamma'], 5).map((h) => h.chunk.id),
+      ['b.ts'],
+    );
     assert.strictEqual(windows.size, 2);
   });
 });
@@ -126,8 +143,12 @@ describe('retriever interface', () => {
   after(() => index.dispose());
 
   const text = [
-    "import { UserRepo } from '../db/userRepo';", '', 'export async function report(repo: UserRepo) {',
-    '  const n = await repo.', '}', '',
+    "import { UserRepo } from '../db/userRepo';",
+    '',
+    'export async function report(repo: UserRepo) {',
+    '  const n = await repo.',
+    '}',
+    '',
   ].join('\n');
   const recent = [{ path: 'src/db/userRepo.ts', text: 'export class UserRepo {}\n' }];
   const request = { path: 'src/services/report.ts', text, cursor: { line: 3, character: 23 }, recent };
@@ -137,7 +158,13 @@ describe('retriever interface', () => {
     assert.deepStrictEqual([...new Set(names)].sort(), ['definition', 'lexical', 'recent', 'sibling', 'similar']);
     const query = formQuery(text, request.cursor);
     const facts: FileFacts = {
-      path: request.path, language: 'typescript', symbols: [], chunks: [], imports: [], types: [], hasErrors: false,
+      path: request.path,
+      language: 'typescript',
+      symbols: [],
+      chunks: [],
+      imports: [],
+      types: [],
+      hasErrors: false,
     };
     const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
     for (const retriever of RETRIEVERS) {
@@ -176,9 +203,11 @@ describe('fusion', () => {
   it('never lets the other paths crowd out a strong candidate, wherever the fused rank puts it', () => {
     for (const rank of [0, 3, 7]) {
       const similar = Array.from({ length: 8 }, (_, i) =>
-        hit('similar', `src/s${i}.ts`, 0.3, i === rank, body(`S${i}`)));
+        hit('similar', `src/s${i}.ts`, 0.3, i === rank, body(`S${i}`)),
+      );
       const definitions = Array.from({ length: 10 }, (_, i) =>
-        hit('definition', `src/d${i}.ts`, 1, false, body(`D${i}`)));
+        hit('definition', `src/d${i}.ts`, 1, false, body(`D${i}`)),
+      );
       const lexical = Array.from({ length: 10 }, (_, i) => hit('lexical', `src/l${i}.ts`, 9, false, body(`L${i}`)));
       const results = [
         { name: 'definition' as const, hits: definitions },
@@ -194,10 +223,17 @@ describe('fusion', () => {
 
   it('keeps the fused order when no evidence is strong', () => {
     const definitions = Array.from({ length: 3 }, (_, i) =>
-      hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`));
+      hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`),
+    );
     const similar = [hit('similar', 'src/s.ts', 0.2, false, 'const s = 1;')];
-    const results = [{ name: 'definition' as const, hits: definitions }, { name: 'similar' as const, hits: similar }];
+    const results = [
+      { name: 'definition' as const, hits: definitions },
+      { name: 'similar' as const, hits: similar },
+    ];
     const { packed } = fuseAndPack(results, context, 2000);
-    assert.deepStrictEqual(packed.map((s) => s.path), ['src/d0.ts', 'src/d1.ts', 'src/d2.ts', 'src/s.ts']);
+    assert.deepStrictEqual(
+      packed.map((s) => s.path),
+      ['src/d0.ts', 'src/d1.ts', 'src/d2.ts', 'src/s.ts'],
+    );
   });
 });

@@ -82,7 +82,10 @@ describe('scan: secrets', () => {
   it('never lists secret files in a scan', async () => {
     const root = tree(Object.fromEntries([...secretFiles, 'src/index.ts'].map((f) => [f, 'x = 1\n'])));
     const result = await scanWorkspace({ root });
-    assert.deepStrictEqual(result.files.map((f) => f.path), ['src/index.ts']);
+    assert.deepStrictEqual(
+      result.files.map((f) => f.path),
+      ['src/index.ts'],
+    );
     for (const f of secretFiles) assert.strictEqual(reasonOf(result, f), 'secret', f);
   });
 });
@@ -112,8 +115,17 @@ describe('scan: excludes and .gitignore', () => {
     const result = await scanWorkspace({ root });
     assert.deepStrictEqual(
       result.files.map((f) => f.path),
-      ['.gitignore', 'a.ts', 'lib/tmp/y.ts', 'packages/a/src/index.ts', 'pkg/.gitignore', 'pkg/deep/.gitignore',
-        'pkg/deep/wanted.ts', 'pkg/keep.log', 'src/build.ts'],
+      [
+        '.gitignore',
+        'a.ts',
+        'lib/tmp/y.ts',
+        'packages/a/src/index.ts',
+        'pkg/.gitignore',
+        'pkg/deep/.gitignore',
+        'pkg/deep/wanted.ts',
+        'pkg/keep.log',
+        'src/build.ts',
+      ],
     );
     assert.strictEqual(reasonOf(result, 'debug.log'), 'gitignored');
     assert.strictEqual(reasonOf(result, 'tmp'), 'gitignored');
@@ -139,7 +151,10 @@ describe('scan: excludes and .gitignore', () => {
       'README.md': '',
     });
     const result = await scanWorkspace({ root, excludeGlobs: ['**/gen/**'], extensions: ['ts', '.PY'] });
-    assert.deepStrictEqual(result.files.map((f) => f.path), ['src/a.py', 'src/a.ts']);
+    assert.deepStrictEqual(
+      result.files.map((f) => f.path),
+      ['src/a.py', 'src/a.ts'],
+    );
     assert.strictEqual(reasonOf(result, 'scratch.ts'), 'gitignored');
     assert.strictEqual(reasonOf(result, 'src/gen'), 'excluded');
     assert.strictEqual(reasonOf(result, 'README.md'), 'excluded');
@@ -189,7 +204,10 @@ describe('scan: sizes and symlinks', () => {
     fs.writeFileSync(big, '');
     fs.truncateSync(big, 5 * 1024 * 1024);
     const result = await scanWorkspace({ root });
-    assert.deepStrictEqual(result.files.map((f) => f.path), ['small.ts']);
+    assert.deepStrictEqual(
+      result.files.map((f) => f.path),
+      ['small.ts'],
+    );
     assert.strictEqual(result.files[0].size, 20);
     assert.ok(result.files[0].mtimeMs > 0);
     assert.strictEqual(reasonOf(result, 'big.ts'), 'too-large');
@@ -202,14 +220,17 @@ describe('scan: sizes and symlinks', () => {
     fs.symlinkSync('..', path.join(root, 'a', 'b', 'up'), 'dir');
     fs.symlinkSync(path.join(root, 'a'), path.join(root, 'again'), 'dir');
     fs.symlinkSync('../../a/real.ts', path.join(root, 'a', 'b', 'link.ts'), 'file');
-    const outside = tree({ 'shared.ts': 'z', 'id_rsa': 'k' });
+    const outside = tree({ 'shared.ts': 'z', id_rsa: 'k' });
     fs.symlinkSync(path.join(outside, 'shared.ts'), path.join(root, 'shared.ts'), 'file');
     fs.symlinkSync(path.join(outside, 'shared.ts'), path.join(root, 'a', 'shared2.ts'), 'file');
     fs.symlinkSync(path.join(outside, 'id_rsa'), path.join(root, 'harmless.txt'), 'file');
     fs.symlinkSync(path.join(root, 'missing.ts'), path.join(root, 'dangling.ts'), 'file');
 
     const result = await scanWorkspace({ root });
-    assert.deepStrictEqual(result.files.map((f) => f.path), ['a/b/file.ts', 'a/real.ts', 'a/shared2.ts']);
+    assert.deepStrictEqual(
+      result.files.map((f) => f.path),
+      ['a/b/file.ts', 'a/real.ts', 'a/shared2.ts'],
+    );
     assert.strictEqual(reasonOf(result, 'a/b/up'), 'symlink-loop');
     assert.strictEqual(reasonOf(result, 'again'), 'symlink-loop');
     assert.strictEqual(reasonOf(result, 'a/b/link.ts'), 'symlink-loop');
@@ -226,7 +247,10 @@ describe('scan: sizes and symlinks', () => {
     fs.symlinkSync(outside, path.join(root, 'ext'), 'dir');
     const result = await scanWorkspace({ root });
     // Links are followed in name order: 'ext' reaches the shared directory first.
-    assert.deepStrictEqual(result.files.map((f) => f.path), ['ext/lib/util.ts', 'main.ts']);
+    assert.deepStrictEqual(
+      result.files.map((f) => f.path),
+      ['ext/lib/util.ts', 'main.ts'],
+    );
     assert.strictEqual(reasonOf(result, 'lib1'), 'symlink-loop');
     assert.strictEqual(reasonOf(result, 'lib2'), 'symlink-loop');
   });

@@ -11,7 +11,10 @@ import * as path from 'path';
 import { FIXTURES } from '../helpers/fixtures';
 import { TINY_MODEL, gatePrompt, loadTinyModel, nextProbabilities, type TinyModel } from '../helpers/tinyModel';
 
-interface TokenizerCase { text: string; ids: number[] }
+interface TokenizerCase {
+  text: string;
+  ids: number[];
+}
 
 describe('tiny model fixture (node-llama-cpp, CPU)', function () {
   this.timeout(120_000);

@@ -33,12 +33,27 @@ mkdirSync(out, { recursive: true });
 
 let started;
 if (engine !== 'local' && !server) {
-  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim().split('\n').pop();
+  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+    .toString()
+    .trim()
+    .split('\n')
+    .pop();
   const port = String(18000 + Math.floor(Math.random() * 1000));
-  started = spawn(binary, ['-m', model, '--host', '127.0.0.1', '--port', port, '-t', '1', '-np', '1', '--no-webui'], { stdio: 'ignore' });
+  started = spawn(binary, ['-m', model, '--host', '127.0.0.1', '--port', port, '-t', '1', '-np', '1', '--no-webui'], {
+    stdio: 'ignore',
+  });
   server = `http://127.0.0.1:${port}`;
   process.on('exit', () => started.kill());
-  for (let i = 0; !(await fetch(`${server}/health`).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(`${server}/health`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 300 || started.exitCode !== null) throw new Error(`llama-server did not start on ${server}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -48,8 +63,30 @@ const engineArgs = engine === 'local' ? [] : ['--engine', engine, '--server', se
 const reports = [];
 for (const name of HELD_OUT) {
   const tasks = join(out, `${name}-${perKind}.jsonl`);
-  if (!existsSync(tasks)) execFileSync('node', [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')], { stdio: 'inherit' });
-  const json = execFileSync('node', [cli, 'bench', '--repo', join(corpus, name), '--tasks', tasks, '--model', model, '--gate', GATES.join(','), ...engineArgs, '--json'], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  if (!existsSync(tasks))
+    execFileSync(
+      'node',
+      [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')],
+      { stdio: 'inherit' },
+    );
+  const json = execFileSync(
+    'node',
+    [
+      cli,
+      'bench',
+      '--repo',
+      join(corpus, name),
+      '--tasks',
+      tasks,
+      '--model',
+      model,
+      '--gate',
+      GATES.join(','),
+      ...engineArgs,
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
+  );
   reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
 }
 started?.kill();
@@ -60,7 +97,12 @@ const percentile = (values, p) => {
 };
 const cross = reports.reduce((s, r) => s + r.tasks.cross, 0);
 const infile = reports.reduce((s, r) => s + r.tasks.infile, 0);
-const weighted = (gate, pick, weight) => reports.reduce((s, r) => s + pick(r) * weight(r), 0) / Math.max(1, reports.reduce((s, r) => s + weight(r), 0));
+const weighted = (gate, pick, weight) =>
+  reports.reduce((s, r) => s + pick(r) * weight(r), 0) /
+  Math.max(
+    1,
+    reports.reduce((s, r) => s + weight(r), 0),
+  );
 const all = (r) => r.tasks.cross + r.tasks.infile;
 const lines = [
   `held-out packages: ${HELD_OUT.join(', ')}; ${cross} cross + ${infile} infile tasks; model ${reports[0].model.family} on ${engine === 'local' ? `${reports[0].model.backend}, ${reports[0].model.threads} thread(s)` : `${engine} at ${server}`}`,
@@ -71,14 +113,36 @@ const lines = [
 for (const gate of GATES) {
   const latencies = reports.flatMap((r) => r.latency_ms[gate]);
   lines.push(
-    `| ${gate} | ${weighted(gate, (r) => r.gate[gate].rate_cross, (r) => r.tasks.cross).toFixed(2)} | ${weighted(gate, (r) => r.gate[gate].rate_infile, (r) => r.tasks.infile).toFixed(2)} | ${rocAuc(reports.flatMap((r) => r.gate_scores[gate])).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].em, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].es, all).toFixed(3)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |`,
+    `| ${gate} | ${weighted(
+      gate,
+      (r) => r.gate[gate].rate_cross,
+      (r) => r.tasks.cross,
+    ).toFixed(2)} | ${weighted(
+      gate,
+      (r) => r.gate[gate].rate_infile,
+      (r) => r.tasks.infile,
+    ).toFixed(
+      2,
+    )} | ${rocAuc(reports.flatMap((r) => r.gate_scores[gate])).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].em, all).toFixed(3)} | ${weighted(gate, (r) => r.generation[gate].es, all).toFixed(3)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} |`,
   );
 }
 const ratios = reports.map((r) => r.token_closed_latency_ratio).filter((x) => x !== undefined);
-lines.push('', `token gate latency over plain FIM when it does not fire (median of per-package medians): ${percentile(ratios, 50).toFixed(3)}`);
-lines.push('', 'typing replay per package (keystrokes along the ground truth of the task with the longest left context, no retrieval):');
+lines.push(
+  '',
+  `token gate latency over plain FIM when it does not fire (median of per-package medians): ${percentile(ratios, 50).toFixed(3)}`,
+);
+lines.push(
+  '',
+  'typing replay per package (keystrokes along the ground truth of the task with the longest left context, no retrieval):',
+);
 for (const { name, typing: t } of reports) {
-  if (t) lines.push(`  ${name}: ${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt: ${(t.evaluated_share_p50 * 100).toFixed(1)}% evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache ${t.cold_first_token_p50_ms} ms)`);
+  if (t)
+    lines.push(
+      `  ${name}: ${t.keystrokes} keystrokes, ${t.prompt_tokens}-token prompt: ${(t.evaluated_share_p50 * 100).toFixed(1)}% evaluated per keystroke (median ${t.evaluated_tokens_p50} tokens), first token p50 ${t.first_token_p50_ms} ms (empty cache ${t.cold_first_token_p50_ms} ms)`,
+    );
 }
 console.log(lines.join('\n'));
-writeFileSync(join(root, '.bench', `generation-results${engine === 'local' ? '' : `-${engine}`}.json`), JSON.stringify(reports, null, 2));
+writeFileSync(
+  join(root, '.bench', `generation-results${engine === 'local' ? '' : `-${engine}`}.json`),
+  JSON.stringify(reports, null, 2),
+);

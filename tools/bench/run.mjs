@@ -18,7 +18,10 @@ const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json')
 );
 
 if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
-const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], { cwd: root, stdio: 'inherit' });
+const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (checkout.status !== 0) process.exit(checkout.status ?? 1);
 
 mkdirSync(join(root, '.bench', 'tasks'), { recursive: true });
@@ -29,7 +32,10 @@ for (const repo of repos) {
   if (!existsSync(tasks)) {
     execFileSync('node', [cli, 'make-tasks', dir, '--out', tasks, '--per-kind', perKind], { stdio: 'inherit' });
   }
-  const out = execFileSync('node', [cli, 'bench', '--repo', dir, '--tasks', tasks, '--json'], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  const out = execFileSync('node', [cli, 'bench', '--repo', dir, '--tasks', tasks, '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
   const report = JSON.parse(out.toString().trim().split('\n').pop());
   rows.push({ repo, report });
 }
@@ -45,8 +51,19 @@ for (const half of ['tuning', 'checking']) {
     `### ${half} half`,
     '',
     row([
-      'repository @ commit', 'files', 'cross tasks', 'RepoGate', 'Jaccard', 'BM25', 'alone: def / lex / sim / sib',
-      'RepoGate p50 / p95 ms', 'Jaccard p50 ms', 'BM25 p50 ms', 'cold index s', 'RSS MB', 'warm start s',
+      'repository @ commit',
+      'files',
+      'cross tasks',
+      'RepoGate',
+      'Jaccard',
+      'BM25',
+      'alone: def / lex / sim / sib',
+      'RepoGate p50 / p95 ms',
+      'Jaccard p50 ms',
+      'BM25 p50 ms',
+      'cold index s',
+      'RSS MB',
+      'warm start s',
       'update ms (lines)',
     ]),
     row(Array(14).fill('---')),
@@ -54,15 +71,29 @@ for (const half of ['tuning', 'checking']) {
   for (const { repo, report } of inHalf) {
     const r = report.retrieval;
     const i = report.index;
-    const alone = RETRIEVERS.filter((n) => n !== 'recent').map((n) => f(report.perRetriever[n] ?? 0)).join(' / ');
+    const alone = RETRIEVERS.filter((n) => n !== 'recent')
+      .map((n) => f(report.perRetriever[n] ?? 0))
+      .join(' / ');
     const best = Math.max(r.jaccard.recall, r.bm25.recall);
     const mark = r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '';
-    lines.push(row([
-      `${repo.repo} @ ${repo.commit.slice(0, 10)}`, i.files, report.tasks.cross, `**${f(r.repogate.recall)}**${mark}`,
-      f(r.jaccard.recall), f(r.bm25.recall), alone, `${f(r.repogate.p50_ms, 1)} / ${f(r.repogate.p95_ms, 1)}`,
-      f(r.jaccard.p50_ms, 1), f(r.bm25.p50_ms, 1), f(i.build_ms / 1000, 1), i.rss_mb, f(i.warm_ms / 1000, 2),
-      `${f(i.update_ms.p50, 1)} (${i.update_ms.lines})`,
-    ]));
+    lines.push(
+      row([
+        `${repo.repo} @ ${repo.commit.slice(0, 10)}`,
+        i.files,
+        report.tasks.cross,
+        `**${f(r.repogate.recall)}**${mark}`,
+        f(r.jaccard.recall),
+        f(r.bm25.recall),
+        alone,
+        `${f(r.repogate.p50_ms, 1)} / ${f(r.repogate.p95_ms, 1)}`,
+        f(r.jaccard.p50_ms, 1),
+        f(r.bm25.p50_ms, 1),
+        f(i.build_ms / 1000, 1),
+        i.rss_mb,
+        f(i.warm_ms / 1000, 2),
+        `${f(i.update_ms.p50, 1)} (${i.update_ms.lines})`,
+      ]),
+    );
   }
   lines.push('');
 }
@@ -75,13 +106,25 @@ const summary = (half) => {
     .map(({ repo }) => repo.name);
   const gain = (mean('repogate') - mean('jaccard')) * 100;
   return row([
-    half, inHalf.length, f(mean('repogate'), 3), f(mean('jaccard'), 3), f(mean('bm25'), 3), f(gain, 1),
+    half,
+    inHalf.length,
+    f(mean('repogate'), 3),
+    f(mean('jaccard'), 3),
+    f(mean('bm25'), 3),
+    f(gain, 1),
     below.join(', ') || 'none',
   ]);
 };
 lines.push(
-  row(['half', 'repositories', 'mean RepoGate', 'mean Jaccard', 'mean BM25', 'RepoGate − Jaccard, points',
-    'below a baseline']),
+  row([
+    'half',
+    'repositories',
+    'mean RepoGate',
+    'mean Jaccard',
+    'mean BM25',
+    'RepoGate − Jaccard, points',
+    'below a baseline',
+  ]),
   row(Array(7).fill('---')),
 );
 for (const half of ['tuning', 'checking', 'all']) lines.push(summary(half));
@@ -91,4 +134,11 @@ for (const { repo, report } of rows) {
   lines.push(`- ${repo.name}: ${stages.join(', ')}`);
 }
 console.log(lines.join('\n'));
-writeFileSync(join(root, '.bench', 'results.json'), JSON.stringify(rows.map(({ repo, report }) => ({ ...repo, ...report })), null, 2));
+writeFileSync(
+  join(root, '.bench', 'results.json'),
+  JSON.stringify(
+    rows.map(({ repo, report }) => ({ ...repo, ...report })),
+    null,
+    2,
+  ),
+);

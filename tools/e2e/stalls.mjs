@@ -23,7 +23,9 @@ function owner(url) {
 /** [{pid, startWall, ms, owners: {owner: ms}, top: [[function, ms]]}] over `thresholdMs`, sorted by time. */
 export function stalls(dir, thresholdMs = 50) {
   const found = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.cpuprofile'))
+    .sort()) {
     const pid = name.split('-')[1];
     const p = JSON.parse(readFileSync(join(dir, name), 'utf8'));
     const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -34,7 +36,8 @@ export function stalls(dir, thresholdMs = 50) {
       if (ownerOf.has(id)) return ownerOf.get(id);
       const n = byId.get(id);
       let o = owner(n.callFrame.url);
-      if (!o && ['(idle)', '(program)', '(garbage collector)', '(root)'].includes(n.callFrame.functionName)) o = n.callFrame.functionName;
+      if (!o && ['(idle)', '(program)', '(garbage collector)', '(root)'].includes(n.callFrame.functionName))
+        o = n.callFrame.functionName;
       // Node's own JavaScript and natives (spawn, write…) run for someone: the caller is the owner.
       if (!o || o === 'node') {
         const up = parent.has(id) ? resolveOwner(parent.get(id)) : '(root)';
@@ -64,12 +67,21 @@ export function stalls(dir, thresholdMs = 50) {
     });
     close();
   }
-  return found.sort((a, b) => a.startWall - b.startWall).map(({ fns, ...r }) => ({
-    ...r,
-    ms: Math.round(r.ms),
-    owners: Object.fromEntries(Object.entries(r.owners).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)])),
-    top: Object.entries(fns).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => [k, Math.round(v)]),
-  }));
+  return found
+    .sort((a, b) => a.startWall - b.startWall)
+    .map(({ fns, ...r }) => ({
+      ...r,
+      ms: Math.round(r.ms),
+      owners: Object.fromEntries(
+        Object.entries(r.owners)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => [k, Math.round(v)]),
+      ),
+      top: Object.entries(fns)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 4)
+        .map(([k, v]) => [k, Math.round(v)]),
+    }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -77,7 +89,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const list = stalls(dir, Number(process.argv[3] ?? 50));
   const time = (ms) => new Date(ms).toTimeString().slice(0, 8) + `.${String(Math.floor(ms % 1000)).padStart(3, '0')}`;
   for (const s of list) {
-    console.log(`${time(s.startWall)} exthost ${s.pid} ${s.ms} ms: ${Object.entries(s.owners).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(
+      `${time(s.startWall)} exthost ${s.pid} ${s.ms} ms: ${Object.entries(s.owners)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
     console.log(`    ${s.top.map(([k, v]) => `${k} ${v}`).join(' | ')}`);
   }
 }

@@ -13,7 +13,12 @@ if (!out || inputs.length === 0) {
   console.error('usage: fit-heuristic.mjs OUT.json FEATURES.jsonl [...]');
   process.exit(2);
 }
-const rows = inputs.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+const rows = inputs.flatMap((file) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l)),
+);
 const names = Object.keys(rows[0].features);
 const X = rows.map((r) => names.map((n) => r.features[n]));
 const y = rows.map((r) => (r.kind === 'cross' ? 1 : 0));
@@ -42,7 +47,8 @@ for (let step = 0; step < 4000; step++) {
 const scores = Z.map((z) => sigmoid(b + z.reduce((s, v, j) => s + v * w[j], 0)));
 
 // Threshold: the best balanced accuracy (Youden's J) on the fitting tasks.
-let threshold = 0.5, best = -1;
+let threshold = 0.5,
+  best = -1;
 for (const t of [...new Set(scores)].sort((a, c) => a - c)) {
   const tpr = scores.filter((s, i) => y[i] && s > t).length / positives;
   const fpr = scores.filter((s, i) => !y[i] && s > t).length / (y.length - positives);
@@ -55,8 +61,15 @@ const model = {
   weights: record(w),
   bias: Number(b.toFixed(6)),
   threshold: Number(threshold.toFixed(6)),
-  fitted: { tasks: rows.length, cross: positives, files: inputs.map((f) => f.split('/').pop()), auc: Number(rocAuc(scores.map((score, i) => ({ score, positive: y[i] === 1 }))).toFixed(3)) },
+  fitted: {
+    tasks: rows.length,
+    cross: positives,
+    files: inputs.map((f) => f.split('/').pop()),
+    auc: Number(rocAuc(scores.map((score, i) => ({ score, positive: y[i] === 1 }))).toFixed(3)),
+  },
 };
 writeFileSync(out, `${JSON.stringify(model, null, 2)}\n`);
-console.log(`fitted on ${rows.length} tasks (${positives} cross): AUC ${model.fitted.auc}, threshold ${model.threshold}`);
+console.log(
+  `fitted on ${rows.length} tasks (${positives} cross): AUC ${model.fitted.auc}, threshold ${model.threshold}`,
+);
 console.log(names.map((n, j) => `${n} ${w[j].toFixed(3)}`).join(', '));

@@ -45,9 +45,14 @@ const check = (ok, what) => {
 
 const size = statSync(vsix).size;
 const limit = cuda ? MAX_CUDA_BYTES : MAX_BYTES;
-check(size <= limit, `${vsix} (${target}${cuda ? ', CUDA' : ''}): ${(size / 1024 / 1024).toFixed(1)} MB (limit ${limit / 1024 / 1024} MB)`);
+check(
+  size <= limit,
+  `${vsix} (${target}${cuda ? ', CUDA' : ''}): ${(size / 1024 / 1024).toFixed(1)} MB (limit ${limit / 1024 / 1024} MB)`,
+);
 
-const entries = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n').filter(Boolean);
+const entries = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  .split('\n')
+  .filter(Boolean);
 const has = (path) => entries.includes(`extension/${path}`);
 for (const path of [
   'package.json',
@@ -57,7 +62,9 @@ for (const path of [
   'dist/engineProcess.js',
   'dist/engineLauncher.js',
   'dist/models/repogate-tiny.gguf',
-  ...['', '-typescript', '-tsx', '-javascript', '-python', '-go', '-rust', '-java'].map((g) => `dist/grammars/tree-sitter${g}.wasm`),
+  ...['', '-typescript', '-tsx', '-javascript', '-python', '-go', '-rust', '-java'].map(
+    (g) => `dist/grammars/tree-sitter${g}.wasm`,
+  ),
   'node_modules/web-tree-sitter/package.json',
   'node_modules/node-llama-cpp/package.json',
   ...binaries.map((name) => `node_modules/@node-llama-cpp/${name}/bins/${name}/llama-addon.node`),
@@ -73,7 +80,9 @@ const sizes = new Map(
     .filter((f) => f.length >= 10 && f[f.length - 1].startsWith('extension/'))
     .map((f) => [f[f.length - 1], Number(f[3])]),
 );
-const shipped = [...new Set(entries.map((e) => /^extension\/node_modules\/@node-llama-cpp\/([^/]+)\//.exec(e)?.[1]).filter(Boolean))];
+const shipped = [
+  ...new Set(entries.map((e) => /^extension\/node_modules\/@node-llama-cpp\/([^/]+)\//.exec(e)?.[1]).filter(Boolean)),
+];
 for (const name of shipped) {
   const files = entries.filter((e) => e.startsWith(`extension/node_modules/@node-llama-cpp/${name}/`));
   const bytes = files.reduce((sum, e) => sum + (sizes.get(e) ?? 0), 0);
@@ -90,21 +99,36 @@ const foreign = natives.filter((e) => {
   const kind = binaryKind(head);
   return !kind || kind.format !== want.format || kind.cpu !== want.cpu;
 });
-check(natives.length > 0 && foreign.length === 0, `${natives.length} native files, all ${want.format} ${want.cpu}${foreign.length ? `; foreign: ${foreign.slice(0, 3).join(', ')}` : ''}`);
+check(
+  natives.length > 0 && foreign.length === 0,
+  `${natives.length} native files, all ${want.format} ${want.cpu}${foreign.length ? `; foreign: ${foreign.slice(0, 3).join(', ')}` : ''}`,
+);
 const unwanted = [
   [/^extension\/(src|test|tools|out|docs|bin|\.bench|\.e2e-cache)\//, 'sources, tests, tools, build or cache folders'],
   [/\.(map|vsix)$|\.d\.ts$/, 'source maps, type declarations, packages'],
-  [/^extension\/node_modules\/(typescript|tree-sitter-wasms|lru-cache|minisearch|picomatch)\//, 'bundled or unused packages'],
+  [
+    /^extension\/node_modules\/(typescript|tree-sitter-wasms|lru-cache|minisearch|picomatch)\//,
+    'bundled or unused packages',
+  ],
   [/gitRelease\.bundle$/, "llama.cpp's source bundle"],
 ];
 for (const [pattern, what] of unwanted) {
   const hits = entries.filter((e) => pattern.test(e));
-  check(hits.length === 0, `leaves out ${what}${hits.length ? `: ${hits.slice(0, 3).join(', ')}${hits.length > 3 ? ', …' : ''}` : ''}`);
+  check(
+    hits.length === 0,
+    `leaves out ${what}${hits.length ? `: ${hits.slice(0, 3).join(', ')}${hits.length > 3 ? ', …' : ''}` : ''}`,
+  );
 }
 
 if (!runnable) {
-  console.log(`not run: the run-time checks (CLI, model load) need a ${target} machine; this one is ${process.platform}-${process.arch}`);
-  console.log(failures ? `vsix check failed: ${failures} problem(s)` : `vsix check passed (${target}: contents only, untested at run time)`);
+  console.log(
+    `not run: the run-time checks (CLI, model load) need a ${target} machine; this one is ${process.platform}-${process.arch}`,
+  );
+  console.log(
+    failures
+      ? `vsix check failed: ${failures} problem(s)`
+      : `vsix check passed (${target}: contents only, untested at run time)`,
+  );
   process.exit(failures ? 1 : 0);
 }
 
@@ -120,15 +144,37 @@ try {
   const repo = join(work, 'shop');
   cpSync(join(root, 'test', 'fixtures', 'repos', 'shop'), repo, { recursive: true });
   const env = { ...process.env, NODE_PATH: '' };
-  const run = (args) => execFileSync(process.execPath, args, { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  const run = (args) =>
+    execFileSync(process.execPath, args, {
+      cwd: work,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
 
-  const retrieval = JSON.parse(run([join(ext, 'dist', 'cli.js'), 'retrieve', repo, 'src/services/userService.ts:9:38', '--json', '--cache', join(work, 'cache')]));
+  const retrieval = JSON.parse(
+    run([
+      join(ext, 'dist', 'cli.js'),
+      'retrieve',
+      repo,
+      'src/services/userService.ts:9:38',
+      '--json',
+      '--cache',
+      join(work, 'cache'),
+    ]),
+  );
   const definition = retrieval.snippets.find((s) => s.retriever === 'definition' && s.path === 'src/db/userRepo.ts');
-  check(Boolean(definition), `dist/cli.js retrieve finds the definition of this.repo (${retrieval.snippets.length} snippets)`);
+  check(
+    Boolean(definition),
+    `dist/cli.js retrieve finds the definition of this.repo (${retrieval.snippets.length} snippets)`,
+  );
 
   // Written into the unpacked extension so that `import('node-llama-cpp')` resolves as the installed extension's does.
   const probe = join(ext, 'verify-probe.mjs');
-  writeFileSync(probe, `
+  writeFileSync(
+    probe,
+    `
     const resolved = import.meta.resolve('node-llama-cpp');
     const { getLlama, LlamaCompletion } = await import('node-llama-cpp');
     const llama = await getLlama({ gpu: false, build: 'never' });
@@ -138,11 +184,21 @@ try {
     const text = await completion.generateCompletion('export function add(a: number, b: number) {', { maxTokens: 8 });
     console.log(JSON.stringify({ resolved, buildType: llama.buildType, gpu: llama.gpu, tokens: model.tokenize('<cc>', true).length, text }));
     await llama.dispose();
-  `);
+  `,
+  );
   const probed = JSON.parse(run([probe]).trim().split('\n').pop());
-  check(probed.resolved.startsWith(`file://${ext}/node_modules/node-llama-cpp/`), `node-llama-cpp resolves inside the package (${probed.resolved.replace(`file://${work}/`, '')})`);
-  check(probed.buildType === 'prebuilt' && probed.gpu === false, `prebuilt linux-x64 CPU binary loads (buildType ${probed.buildType}, gpu ${probed.gpu})`);
-  check(probed.tokens === 1, `tiny model loads from dist/models and knows <cc>; generated ${JSON.stringify(probed.text)}`);
+  check(
+    probed.resolved.startsWith(`file://${ext}/node_modules/node-llama-cpp/`),
+    `node-llama-cpp resolves inside the package (${probed.resolved.replace(`file://${work}/`, '')})`,
+  );
+  check(
+    probed.buildType === 'prebuilt' && probed.gpu === false,
+    `prebuilt linux-x64 CPU binary loads (buildType ${probed.buildType}, gpu ${probed.gpu})`,
+  );
+  check(
+    probed.tokens === 1,
+    `tiny model loads from dist/models and knows <cc>; generated ${JSON.stringify(probed.text)}`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

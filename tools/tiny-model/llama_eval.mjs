@@ -23,7 +23,10 @@ for (const item of job.items) {
   const positions = [];
   for (const i of [...want].sort((a, b) => a - b)) {
     const probs = res[i]?.next?.probabilities;
-    if (!probs) { positions.push({ i, top5: [], watch: {} }); continue; }
+    if (!probs) {
+      positions.push({ i, top5: [], watch: {} });
+      continue;
+    }
     const top5 = [...probs.entries()].slice(0, 5);
     const watch = Object.fromEntries((job.watch ?? []).map((id) => [id, probs.get(id) ?? 0]));
     positions.push({ i, top5, watch });

@@ -2,7 +2,13 @@
 import type { HasFile, ProjectLayout } from '../projectLayout';
 import { dirOf, isWithin, joinRel } from '../relPath';
 
-export function resolvePython(layout: ProjectLayout, has: HasFile, fromFile: string, spec: string, names: readonly string[]) {
+export function resolvePython(
+  layout: ProjectLayout,
+  has: HasFile,
+  fromFile: string,
+  spec: string,
+  names: readonly string[],
+) {
   const dots = /^\.*/.exec(spec)![0].length;
   const modulePath = spec.slice(dots).split('.').filter(Boolean).join('/');
   if (dots > 0) {

@@ -7,7 +7,11 @@ export function resolveRust(layout: ProjectLayout, has: HasFile, fromFile: strin
   const crateDir = layout.rustCrates.find((c) => isWithin(fromFile, c));
   const srcDir = crateDir !== undefined ? joinRel(crateDir, 'src') : enclosingSrcDir(fromFile);
   if (srcDir === undefined || !isWithin(fromFile, srcDir)) return undefined;
-  const segs = spec.replace(/\s+as\s+\w+$/, '').replace(/::(\{.*|\*)$/, '').split('::').filter(Boolean);
+  const segs = spec
+    .replace(/\s+as\s+\w+$/, '')
+    .replace(/::(\{.*|\*)$/, '')
+    .split('::')
+    .filter(Boolean);
   const current = rustModulePath(fromFile.slice(srcDir.length + (srcDir ? 1 : 0)));
   if (segs[0] === 'crate') return rustModule(has, srcDir, segs.slice(1), 0);
   if (segs[0] === 'self') return rustModule(has, srcDir, [...current, ...segs.slice(1)], current.length);

@@ -15,7 +15,13 @@ const EMITTED_TO_SOURCE: Record<string, string[]> = {
   '.cjs': ['.cts'],
 };
 
-export function resolveScript(layout: ProjectLayout, has: HasFile, fromFile: string, specifier: string, exts: string[]) {
+export function resolveScript(
+  layout: ProjectLayout,
+  has: HasFile,
+  fromFile: string,
+  specifier: string,
+  exts: string[],
+) {
   // Bundler queries (`./icon.svg?raw`) are not part of the path.
   const spec = specifier.replace(/\?.*$/, '');
   if (spec === '.' || spec === '..' || spec.startsWith('./') || spec.startsWith('../')) {
@@ -58,7 +64,11 @@ function matchPatterns(has: HasFile, patterns: readonly PathPattern[], spec: str
         continue;
       }
       const star = spec.slice(p.prefix.length, spec.length - p.suffix.length);
-      const found = firstModule(has, p.targets.map((t) => t.replace('*', star)), exts);
+      const found = firstModule(
+        has,
+        p.targets.map((t) => t.replace('*', star)),
+        exts,
+      );
       if (found) return found;
     } else if (spec === p.prefix) {
       const found = firstModule(has, p.targets, exts);

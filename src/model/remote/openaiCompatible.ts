@@ -8,7 +8,14 @@
 import type { EvaluationCost } from '../tokenModel';
 import { HttpClient, ServerError } from './http';
 import { costFromCached, expectShape, isRecord, PROBE_TOP_K, topFrom } from './protocol';
-import type { ServerFacts, ServerProtocol, ServerRequest, StreamEvent, TopProbabilities, VocabularyCheck } from './protocol';
+import type {
+  ServerFacts,
+  ServerProtocol,
+  ServerRequest,
+  StreamEvent,
+  TopProbabilities,
+  VocabularyCheck,
+} from './protocol';
 
 interface Logprob {
   id: number;

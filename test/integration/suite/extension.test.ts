@@ -40,7 +40,8 @@ const QUICK_PICK_SETTLE_MS = 1_500;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('repogate');
-const run = <T = unknown>(command: string, ...args: unknown[]): Thenable<T> => vscode.commands.executeCommand<T>(command, ...args);
+const run = <T = unknown>(command: string, ...args: unknown[]): Thenable<T> =>
+  vscode.commands.executeCommand<T>(command, ...args);
 
 async function withTimeout<T>(promise: Thenable<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -69,7 +70,11 @@ function workspaceFolder(): vscode.WorkspaceFolder {
 }
 
 async function show(document: vscode.TextDocument): Promise<vscode.TextEditor> {
-  return vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, preview: false, preserveFocus: false });
+  return vscode.window.showTextDocument(document, {
+    viewColumn: vscode.ViewColumn.One,
+    preview: false,
+    preserveFocus: false,
+  });
 }
 
 async function open(relativePath: string): Promise<vscode.TextEditor> {
@@ -84,7 +89,10 @@ async function cutLine(relativePath: string, line: number, prefix: string): Prom
   const editor = await open(relativePath);
   const document = editor.document;
   const lines = readFileSync(document.uri.fsPath, 'utf8').split('\n');
-  assert.ok(lines[line]?.startsWith(prefix), `${relativePath}:${line + 1} does not start with ${JSON.stringify(prefix)}: ${JSON.stringify(lines[line])}`);
+  assert.ok(
+    lines[line]?.startsWith(prefix),
+    `${relativePath}:${line + 1} does not start with ${JSON.stringify(prefix)}: ${JSON.stringify(lines[line])}`,
+  );
   lines[line] = prefix;
   const text = lines.join('\n');
   if (document.getText() !== text) {
@@ -121,7 +129,8 @@ async function acceptGhostText(editor: vscode.TextEditor, ms: number): Promise<s
   const deadline = Date.now() + ms;
   let triggeredAt = Number.NEGATIVE_INFINITY;
   while (Date.now() < deadline) {
-    const current = vscode.window.activeTextEditor?.document === document ? vscode.window.activeTextEditor : await show(document);
+    const current =
+      vscode.window.activeTextEditor?.document === document ? vscode.window.activeTextEditor : await show(document);
     if (Date.now() - triggeredAt >= RETRIGGER_MS) {
       await nudge(current, cursor);
       await run('editor.action.inlineSuggest.trigger');
@@ -182,7 +191,9 @@ async function explainUntil(pattern: RegExp): Promise<string> {
     if (pattern.test(text)) return text;
     await sleep(500);
   }
-  return assert.fail(`"Explain Last Completion" never matched ${pattern}; it showed:\n${text || '(no explanation document opened)'}`);
+  return assert.fail(
+    `"Explain Last Completion" never matched ${pattern}; it showed:\n${text || '(no explanation document opened)'}`,
+  );
 }
 
 /** Runs a command that shows a quick pick, moves `down` items from the first and accepts. */
@@ -201,7 +212,11 @@ async function pickFromQuickPick(command: string, down: number): Promise<void> {
 
 async function setGlobal(key: string, value: unknown): Promise<void> {
   await config().update(key, value, vscode.ConfigurationTarget.Global);
-  await waitFor(() => JSON.stringify(config().get(key)) === JSON.stringify(value ?? config().inspect(key)?.defaultValue), 5_000, `repogate.${key} = ${JSON.stringify(value)}`);
+  await waitFor(
+    () => JSON.stringify(config().get(key)) === JSON.stringify(value ?? config().inspect(key)?.defaultValue),
+    5_000,
+    `repogate.${key} = ${JSON.stringify(value)}`,
+  );
   // The extension rebuilds its engine in its own onDidChangeConfiguration listener.
   await sleep(300);
 }
@@ -228,18 +243,34 @@ describe('RepoGate in VS Code', function () {
   it('registers every contributed command', async () => {
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension);
-    const contributed = (extension.packageJSON.contributes?.commands ?? []).map((c: { command: string }) => c.command) as string[];
-    assert.deepStrictEqual(EXPECTED_COMMANDS.filter((c) => !contributed.includes(c)), [], 'package.json no longer contributes these');
+    const contributed = (extension.packageJSON.contributes?.commands ?? []).map(
+      (c: { command: string }) => c.command,
+    ) as string[];
+    assert.deepStrictEqual(
+      EXPECTED_COMMANDS.filter((c) => !contributed.includes(c)),
+      [],
+      'package.json no longer contributes these',
+    );
     const registered = new Set(await vscode.commands.getCommands(true));
-    assert.deepStrictEqual(contributed.filter((c) => !registered.has(c)), [], 'contributed but not registered');
+    assert.deepStrictEqual(
+      contributed.filter((c) => !registered.has(c)),
+      [],
+      'contributed but not registered',
+    );
   });
 
   it('runs with the settings the runner wrote (tiny model, trusted workspace)', () => {
     const modelPath = config().get<string>('modelPath', '');
-    assert.ok(modelPath.endsWith('repogate-tiny.gguf') && existsSync(modelPath), `repogate.modelPath is ${JSON.stringify(modelPath)}`);
+    assert.ok(
+      modelPath.endsWith('repogate-tiny.gguf') && existsSync(modelPath),
+      `repogate.modelPath is ${JSON.stringify(modelPath)}`,
+    );
     if (process.env.REPOGATE_IT_MODEL) assert.strictEqual(modelPath, process.env.REPOGATE_IT_MODEL);
     assert.strictEqual(vscode.workspace.isTrusted, true, 'the workspace is restricted: RepoGate would not index it');
-    assert.ok(existsSync(vscode.Uri.joinPath(workspaceFolder().uri, SERVICE).fsPath), `${SERVICE} is not in the workspace`);
+    assert.ok(
+      existsSync(vscode.Uri.joinPath(workspaceFolder().uri, SERVICE).fsPath),
+      `${SERVICE} is not in the workspace`,
+    );
     assert.strictEqual(config().get('enabled'), true);
     assert.strictEqual(config().get('gate'), 'token');
   });
@@ -268,10 +299,17 @@ describe('RepoGate in VS Code', function () {
       await withTimeout(run('repogate.toggle'), 10_000, 'repogate.toggle');
       await waitFor(() => config().get('enabled') === false, 5_000, 'repogate.enabled to become false');
       // The same place as before: the cursor cache would answer at once if the provider did not check the setting.
-      await expectNoGhostText(await cutLine(SERVICE, 8, '    const existing = await this.repo.'), 'while completions are disabled');
+      await expectNoGhostText(
+        await cutLine(SERVICE, 8, '    const existing = await this.repo.'),
+        'while completions are disabled',
+      );
       await withTimeout(run('repogate.toggle'), 10_000, 'repogate.toggle');
       await waitFor(() => config().get('enabled') === true, 5_000, 'repogate.enabled to become true');
-      await expectGhostText(await cutLine(SERVICE, 8, '    const existing = await this.repo.'), COMPLETION_MS, 'after completions were enabled again');
+      await expectGhostText(
+        await cutLine(SERVICE, 8, '    const existing = await this.repo.'),
+        COMPLETION_MS,
+        'after completions were enabled again',
+      );
     } finally {
       await setGlobal('enabled', undefined);
     }
@@ -281,7 +319,11 @@ describe('RepoGate in VS Code', function () {
     assert.strictEqual(config().get('enabled'), true);
     try {
       await pickFromQuickPick('repogate.menu', 0);
-      await waitFor(() => config().get('enabled') === false, 5_000, 'the menu\'s "Disable completions" to set repogate.enabled = false');
+      await waitFor(
+        () => config().get('enabled') === false,
+        5_000,
+        'the menu\'s "Disable completions" to set repogate.enabled = false',
+      );
     } finally {
       await setGlobal('enabled', undefined);
     }
@@ -293,7 +335,11 @@ describe('RepoGate in VS Code', function () {
     await waitFor(() => config().get('gate') === 'always', 5_000, 'repogate.gate to become "always"');
     await sleep(300);
     // A place not completed before, so the cursor cache cannot answer and the engine must run.
-    await expectGhostText(await cutLine(SERVICE, 7, '    const normalized = '), COMPLETION_MS, 'with the gate "always"');
+    await expectGhostText(
+      await cutLine(SERVICE, 7, '    const normalized = '),
+      COMPLETION_MS,
+      'with the gate "always"',
+    );
     const text = await explainUntil(/^gate: always: /m);
     assert.match(text, /→ retrieve cross-file context/);
     // The definition of this file's UserRepo import: proves the reindexed workspace index answered.
@@ -315,7 +361,11 @@ describe('RepoGate in VS Code', function () {
   it('a secret file (.env) gets no completion', async () => {
     await setGlobal('gate', undefined);
     // Control: the provider answers in an ordinary file right now.
-    await expectGhostText(await cutLine(SERVICE, 8, '    const existing = await this.repo.'), COMPLETION_MS, 'in userService.ts (control)');
+    await expectGhostText(
+      await cutLine(SERVICE, 8, '    const existing = await this.repo.'),
+      COMPLETION_MS,
+      'in userService.ts (control)',
+    );
     const editor = await open('.env');
     const end = editor.document.lineAt(0).range.end;
     assert.ok(editor.document.lineAt(0).text.startsWith('SHOP_API_TOKEN='), 'unexpected .env fixture');

@@ -16,14 +16,23 @@ interface TestOutcome {
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 180_000, reporter: 'spec' });
-  const files = readdirSync(__dirname).filter((name) => name.endsWith('.test.js')).sort();
+  const files = readdirSync(__dirname)
+    .filter((name) => name.endsWith('.test.js'))
+    .sort();
   for (const name of files) mocha.addFile(path.join(__dirname, name));
   const outcomes: TestOutcome[] = [];
   const write = (): void => {
     const file = process.env.REPOGATE_IT_RESULT;
     if (!file) return;
     const count = (state: TestOutcome['state']): number => outcomes.filter((o) => o.state === state).length;
-    writeFileSync(file, JSON.stringify({ passed: count('passed'), failed: count('failed'), pending: count('pending'), tests: outcomes }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { passed: count('passed'), failed: count('failed'), pending: count('pending'), tests: outcomes },
+        null,
+        2,
+      ),
+    );
   };
   return new Promise((resolve, reject) => {
     if (!files.length) {
@@ -36,7 +45,9 @@ export function run(): Promise<void> {
       else resolve();
     });
     runner.on('pass', (test) => outcomes.push({ title: test.fullTitle(), state: 'passed', durationMs: test.duration }));
-    runner.on('fail', (test, error: Error) => outcomes.push({ title: test.fullTitle(), state: 'failed', error: error.stack ?? error.message }));
+    runner.on('fail', (test, error: Error) =>
+      outcomes.push({ title: test.fullTitle(), state: 'failed', error: error.stack ?? error.message }),
+    );
     runner.on('pending', (test) => outcomes.push({ title: test.fullTitle(), state: 'pending' }));
   });
 }

@@ -26,20 +26,27 @@ function profile(dir) {
   session = new inspector.Session();
   session.connect();
   let piece = 0;
-  const post = (method, params) => new Promise((done, fail) => session.post(method, params, (error, result) => (error ? fail(error) : done(result))));
+  const post = (method, params) =>
+    new Promise((done, fail) => session.post(method, params, (error, result) => (error ? fail(error) : done(result))));
   const next = async () => {
     const { profile: data } = await post('Profiler.stop');
     await post('Profiler.start');
     // The profile's timestamps are V8's monotonic clock in µs; `wallMs` maps its end to the wall clock.
     data.wallEndMs = Date.now();
-    fs.writeFile(path.join(dir, `exthost-${process.pid}-${String(piece++).padStart(3, '0')}.cpuprofile`), JSON.stringify(data), () => {});
+    fs.writeFile(
+      path.join(dir, `exthost-${process.pid}-${String(piece++).padStart(3, '0')}.cpuprofile`),
+      JSON.stringify(data),
+      () => {},
+    );
   };
   void (async () => {
     await post('Profiler.enable');
     await post('Profiler.setSamplingInterval', { interval: 1000 });
     await post('Profiler.start');
     setInterval(() => void next().catch(() => {}), PROFILE_PIECE_MS);
-  })().catch((error) => fs.appendFileSync(path.join(dir, `exthost-${process.pid}.txt`), `${stamp()} profiler failed: ${error.message}\n`));
+  })().catch((error) =>
+    fs.appendFileSync(path.join(dir, `exthost-${process.pid}.txt`), `${stamp()} profiler failed: ${error.message}\n`),
+  );
 }
 
 exports.activate = () => {
