@@ -11,3 +11,8 @@ export function option(name, fallback) {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : fallback;
 }
+
+/** Whether the flag `name` is on the command line. */
+export function flag(name) {
+  return args.includes(name);
+}

@@ -6,10 +6,11 @@
 // Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH] [-- --engine llama-server|openai-compatible
 // [--server URL]]: with an engine and no --server, a llama-server (tools/llama-server/build.sh) is started on
 // 127.0.0.1 with the same model, one thread and one slot, for the run.
-import { execFileSync, spawn } from 'child_process';
+import { execFileSync } from 'child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
 import { join } from 'path';
+import { startLlamaServer } from '../llama-server/start.mjs';
 import { cli, option, root } from './args.mjs';
 
 const perKind = option('--per-kind', '40');
@@ -33,30 +34,8 @@ mkdirSync(out, { recursive: true });
 
 let started;
 if (engine !== 'local' && !server) {
-  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-    .toString()
-    .trim()
-    .split('\n')
-    .pop();
-  const port = String(18000 + Math.floor(Math.random() * 1000));
-  started = spawn(binary, ['-m', model, '--host', '127.0.0.1', '--port', port, '-t', '1', '-np', '1', '--no-webui'], {
-    stdio: 'ignore',
-  });
-  server = `http://127.0.0.1:${port}`;
-  process.on('exit', () => started.kill());
-  for (
-    let i = 0;
-    !(await fetch(`${server}/health`).then(
-      (r) => r.ok,
-      () => false,
-    ));
-    i++
-  ) {
-    if (i > 300 || started.exitCode !== null) throw new Error(`llama-server did not start on ${server}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  started = await startLlamaServer(model, ['-t', '1', '-np', '1']);
+  server = started.url;
 }
 const engineArgs = engine === 'local' ? [] : ['--engine', engine, '--server', server];
 
@@ -89,7 +68,7 @@ for (const name of HELD_OUT) {
   );
   reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
 }
-started?.kill();
+started?.stop();
 
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -6,18 +6,12 @@
 // Usage: node tools/bench/load.mjs [--editors 1,4,16] [--keystrokes 30] [--typing-ms 150] [--slots 16]
 //        [--threads 2] [--pin-slots] [--model PATH] [--corpus DIR] [--server URL]
 // Needs `npx tsc -p .` (out/) and the corpus of tools/tiny-model/reproduce.sh step 1 (--corpus).
-import { execFileSync, spawn } from 'child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
-import { dirname, join } from 'path';
-import { fileURLToPath } from 'url';
+import { join } from 'path';
+import { startLlamaServer } from '../llama-server/start.mjs';
+import { flag, option, root } from './args.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const EDITORS = option('--editors', '1,4,16').split(',').map(Number);
 const KEYSTROKES = Number(option('--keystrokes', '30'));
 /** A steady typist: about 80 words a minute. */
@@ -25,7 +19,7 @@ const TYPING_MS = Number(option('--typing-ms', '150'));
 const SLOTS = Number(option('--slots', '16'));
 const THREADS = option('--threads', '2');
 /** Pin editor i to slot i mod slots (llama-server id_slot) instead of letting the server pick by similarity. */
-const PIN = args.includes('--pin-slots');
+const PIN = flag('--pin-slots');
 /** No round may take longer than this, whatever the server does. */
 const ROUND_CAP_MS = 180_000;
 const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
@@ -72,47 +66,7 @@ const percentile = (values, p) => {
 async function startServer() {
   const given = option('--server', undefined);
   if (given) return { url: given, stop() {} };
-  const binary = execFileSync('bash', [join(root, 'tools', 'llama-server', 'build.sh')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-    .toString()
-    .trim()
-    .split('\n')
-    .pop();
-  const port = String(19000 + Math.floor(Math.random() * 1000));
-  const child = spawn(
-    binary,
-    [
-      '-m',
-      model,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      port,
-      '-t',
-      THREADS,
-      '-np',
-      String(SLOTS),
-      '-c',
-      String(SLOTS * 1024),
-      '--no-webui',
-    ],
-    { stdio: 'ignore' },
-  );
-  process.on('exit', () => child.kill());
-  const url = `http://127.0.0.1:${port}`;
-  for (
-    let i = 0;
-    !(await fetch(`${url}/health`).then(
-      (r) => r.ok,
-      () => false,
-    ));
-    i++
-  ) {
-    if (i > 300 || child.exitCode !== null) throw new Error(`llama-server did not start on ${url}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { url, stop: () => child.kill() };
+  return startLlamaServer(model, ['-t', THREADS, '-np', String(SLOTS), '-c', String(SLOTS * 1024)]);
 }
 
 /** One editor typing `line` character by character; every keystroke aborts the last request and starts one. */
