@@ -37,12 +37,8 @@ const FIRST_PASS: FirstPassLimits = {
   definitionChars: 600,
 };
 
-/**
- * Retrieval for one cursor: every retriever runs on the same query (each stage timed), their hits are fused,
- * reranked with cheap features, the strong ones put first, and packed into the budget.
- */
-export function retrieve(index: RepoIndex, request: RetrievalRequest): RetrievalResult {
-  const started = performance.now();
+/** What every retriever reads for one request: the query and the current file's facts. */
+export function retrievalContext(index: RepoIndex, request: RetrievalRequest): RetrievalContext {
   const query = formQuery(request.text, request.cursor, request.draft);
   // The current file's facts come from the index when it is there; a file being typed may be newer.
   const facts: FileFacts = index.facts(request.path) ?? {
@@ -54,7 +50,16 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest): Retrieval
     types: [],
     hasErrors: false,
   };
-  const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
+  return { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
+}
+
+/**
+ * Retrieval for one cursor: every retriever runs on the same query (each stage timed), their hits are fused,
+ * reranked with cheap features, the strong ones put first, and packed into the budget.
+ */
+export function retrieve(index: RepoIndex, request: RetrievalRequest): RetrievalResult {
+  const started = performance.now();
+  const context = retrievalContext(index, request);
   const stages: Record<string, number> = { query: performance.now() - started };
 
   const results: { name: RetrieverName; hits: Hit[] }[] = [];

@@ -2,9 +2,9 @@ import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { WindowIndex } from '../../src/index/windows';
-import type { Chunk, FileFacts } from '../../src/index/types';
+import type { Chunk } from '../../src/index/types';
 import { formQuery, tokenSet } from '../../src/retrieval/query';
-import { fuseAndPack, RETRIEVERS, retrieve } from '../../src/retrieval/retrieve';
+import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
 import type { RetrieverName } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
@@ -156,17 +156,7 @@ describe('retriever interface', () => {
   it('names each retriever once, with a cost, and each returns only its own, never the current file', () => {
     const names = RETRIEVERS.map((r) => r.name);
     assert.deepStrictEqual([...new Set(names)].sort(), ['definition', 'lexical', 'recent', 'sibling', 'similar']);
-    const query = formQuery(text, request.cursor);
-    const facts: FileFacts = {
-      path: request.path,
-      language: 'typescript',
-      symbols: [],
-      chunks: [],
-      imports: [],
-      types: [],
-      hasErrors: false,
-    };
-    const context: RetrievalContext = { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
+    const context = retrievalContext(index, request);
     for (const retriever of RETRIEVERS) {
       assert.ok(retriever.costMs > 0, retriever.name);
       for (const hit of retriever.retrieve(context)) {
