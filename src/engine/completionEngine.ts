@@ -53,6 +53,11 @@ export interface EngineOptions {
   firstPromptMs?: number;
   /** Default 'auto': the 'line' layout (typing within a line only appends to the prompt) where the model is slow. */
   layout?: PromptLayout | 'auto';
+  /**
+   * Longest generation after the first token before the first line is shown as it stands (a line completion
+   * stops there); 0 turns the cap off.
+   */
+  showWithinMs?: number;
 }
 
 export interface CompletionRequest {
@@ -116,6 +121,12 @@ const LINE_LAYOUT_MS = 300;
 const SPECIAL_TOKENS_AFTER_CURSOR = 6;
 /** A pause this long after a request lets the cached prompt grow in the background. */
 const GROW_IDLE_MS = 800;
+/**
+ * Generation after the first token before an unfinished first line is shown as it stands: on a slow machine a
+ * shorter suggestion in time beats a whole line late (llama.vscode's t_max_predict_ms idea). A 0.5B model on a
+ * 2-core CPU writes ~25 tokens in it, a typical line; the demo model finishes its lines well within it.
+ */
+const SHOW_WITHIN_MS = 1000;
 
 /**
  * The gate's decision and the packed context for one line start (left context up to the line, right context):
@@ -288,9 +299,13 @@ export class CompletionEngine implements CompletionBackend {
     const fromDraft = !gate.fire && draft !== undefined && draft.stoppedBy !== 'abort' ? draft : undefined;
     const head = fromDraft?.text ?? '';
     let lastShown = '';
+    const showWithinMs = this.options.showWithinMs ?? SHOW_WITHIN_MS;
+    let firstTextAt: number | undefined;
     const onText = (text: string): boolean => {
       const raw = head + text;
-      if (!firstLineReady(raw, post)) return false;
+      firstTextAt ??= performance.now();
+      const late = showWithinMs > 0 && performance.now() - firstTextAt >= showWithinMs;
+      if (!late && !firstLineReady(raw, post)) return false;
       const shown = postprocess(raw, post);
       if (shown && shown !== lastShown) {
         lastShown = shown;

@@ -62,8 +62,9 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       return [item(cached.text, position)];
     }
     const burst = this.typingGapMs < settings.debounceMs * BURST_FACTOR;
-    if (!(await sleep(burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION, token)))
-      return undefined;
+    const debounce = burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION;
+    // Counted from the keystroke: VS Code calls the provider some 60 ms after it, which is part of the pause.
+    if (!(await sleep(debounce - (started - this.lastKeystroke), token))) return undefined;
     const controller = new AbortController();
     const subscription = token.onCancellationRequested(() => controller.abort());
     try {

@@ -118,6 +118,21 @@ describe('per-keystroke speed levers on the tiny model', function () {
     assert.ok(grown.prompt.evaluated <= 4, `${grown.prompt.evaluated} evaluated after the growth`);
   });
 
+  it('shows an unfinished first line once generation runs past showWithinMs, and stops a line completion there', async () => {
+    await model.session.reset();
+    const whole = await engine({ firstPromptMs: 0, layout: 'line', showWithinMs: 0 }).complete(typedTo(indent()));
+    await model.session.reset();
+    const shown: string[] = [];
+    // Late from the second piece of text on: the line is cut after a token or two.
+    const capped = await engine({ firstPromptMs: 0, layout: 'line', showWithinMs: 1e-3 }).complete(typedTo(indent()), {
+      onPartial: (text) => shown.push(text),
+    });
+    assert.ok(capped.raw.length < whole.raw.length, `${JSON.stringify(capped.raw)} vs ${JSON.stringify(whole.raw)}`);
+    assert.ok(whole.raw.startsWith(capped.raw), 'greedy: the capped text is the start of the whole one');
+    assert.ok(!capped.aborted && capped.text !== '', 'the capped line is a completion');
+    assert.equal(shown.at(-1), capped.text);
+  });
+
   it('reports the median first-token time after five requests (the slow-machine notice)', () => {
     const stats = new CompletionStats();
     for (const ms of [1200, 1500, 1300, 1400]) stats.recordFirstToken(ms);
