@@ -205,6 +205,7 @@ async function typeAlong(
       calls.push({ at, done });
       return done;
     },
+    warm: (request) => engine.warm(request),
   };
   const service = new CompletionService(() => backend);
   await model.session.reset();

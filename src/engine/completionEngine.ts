@@ -94,6 +94,8 @@ export interface CompletionResult {
 /** What serves completions: the engine itself, or its client in another process. */
 export interface CompletionBackend {
   complete(request: CompletionRequest, options?: CompleteOptions): Promise<CompletionResult>;
+  /** Prepares the KV cache for requests at this cursor's line, in the background (see CompletionEngine.warm). */
+  warm(request: CompletionRequest): void;
 }
 
 export interface CompleteOptions {
@@ -199,11 +201,8 @@ export class CompletionEngine implements CompletionBackend {
     const count = (text: string): number => generator.countTokens(text);
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
-    const cut = (leftTokens: number, rightTokens: number): PromptInput => ({
-      path: request.path,
-      left: cutLeft(request.text.slice(0, split), leftTokens - typed.length, count),
-      right: cutRight(request.text.slice(offset), rightTokens, count),
-    });
+    const cut = (leftTokens: number, rightTokens: number): PromptInput =>
+      cutInput(generator, request, split, offset, leftTokens - typed.length, rightTokens);
     const plainTokens = (prompt: PromptInput): number[] => [
       ...generator.promptTokens(renderPrompt(family, prompt)),
       ...typed,
@@ -322,7 +321,7 @@ export class CompletionEngine implements CompletionBackend {
             signal: options.signal,
             onText,
           });
-    if (grow && !options.signal?.aborted) this.scheduleGrowth(generator, plainTokens(grow));
+    if (grow && !options.signal?.aborted) this.scheduleGrowth(generator, plainTokens(grow), GROW_IDLE_MS);
     const raw = head + (rest?.text ?? '');
     const firstTokenAt = fromDraft?.firstTokenAt ?? rest?.firstTokenAt;
     evaluated += rest?.evaluated ?? 0;
@@ -415,8 +414,8 @@ export class CompletionEngine implements CompletionBackend {
     }
   }
 
-  /** After GROW_IDLE_MS without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
-  private scheduleGrowth(generator: TokenModel, tokens: number[]): void {
+  /** After `idleMs` without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
+  private scheduleGrowth(generator: TokenModel, tokens: number[], idleMs: number): void {
     const timed = timedSession(generator.session);
     if (!timed) return;
     const controller = new AbortController();
@@ -428,13 +427,31 @@ export class CompletionEngine implements CompletionBackend {
             .prefill(tokens, controller.signal)
             .catch(() => false)
             .then(() => resolve()),
-        GROW_IDLE_MS,
+        idleMs,
       );
       controller.signal.addEventListener('abort', () => {
         clearTimeout(timer);
         resolve();
       });
     });
+  }
+
+  /**
+   * Evaluates the prompt of the cursor's line start into the KV cache in the background (a file opened, the
+   * cursor moved somewhere): the first request on that line then evaluates only what was typed since, instead
+   * of the whole prompt. The next request stops it; a server's cache is not ours to fill.
+   */
+  warm(request: CompletionRequest): void {
+    const { generator } = this.options;
+    if (!timedSession(generator.session)) return;
+    const family = generator.info.family;
+    const budget = fitBudget({ ...DEFAULT_BUDGET, ...this.options.budget }, generator.info.contextSize);
+    const lineStart = offsetOf(request.text, { line: request.cursor.line, character: 0 });
+    const input = cutInput(generator, request, lineStart, lineStart, budget.leftTokens, budget.rightTokens);
+    // What a request on this line evaluates first: the gate prefix, which its generation continues, or the prompt.
+    const prompt = family.hasGate ? renderGatePrefix(family, input) : renderPrompt(family, input);
+    this.kv.growth?.abort();
+    this.scheduleGrowth(generator, generator.promptTokens(prompt), 0);
   }
 
   /** Stops the background growth of the cached prompt (the model is about to be used for something else). */
@@ -469,6 +486,23 @@ export class CompletionEngine implements CompletionBackend {
       names,
     });
   }
+}
+
+/** The left context ending at `split` (the cursor or its line start) and the right context from `offset`. */
+function cutInput(
+  generator: TokenModel,
+  request: Pick<CompletionRequest, 'path' | 'text'>,
+  split: number,
+  offset: number,
+  leftTokens: number,
+  rightTokens: number,
+): PromptInput {
+  const count = (text: string): number => generator.countTokens(text);
+  return {
+    path: request.path,
+    left: cutLeft(request.text.slice(0, split), leftTokens, count),
+    right: cutRight(request.text.slice(offset), rightTokens, count),
+  };
 }
 
 function postprocessContext(

@@ -120,6 +120,14 @@ export class CompletionService {
     });
   }
 
+  /**
+   * The cursor moved to where the user may type next (a file opened, a jump): the engine prepares its cache for
+   * that line, unless a generation is in flight (it is the user's request, and uses the model now).
+   */
+  warm(request: CompletionRequest): void {
+    if (!this.inFlight) this.engine()?.warm(request);
+  }
+
   /** Stops the generation in flight, if any (a diverging keystroke, a disabled extension, a model switch). */
   abortInFlight(): void {
     this.inFlight?.controller.abort();

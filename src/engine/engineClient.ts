@@ -115,6 +115,11 @@ export class EngineClient {
     });
   }
 
+  /** Only to a running engine: a warm-up is not worth starting the process for. */
+  warm(request: CompletionRequest): void {
+    if (this.child) this.send({ op: 'warm', request });
+  }
+
   /** Asks the engine to release its models and exit; kills it if it does not in time. */
   async dispose(): Promise<void> {
     const child = this.child;

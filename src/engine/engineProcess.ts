@@ -74,6 +74,9 @@ process.on('message', (message: ToEngine) => {
     case 'complete':
       void complete(message.id, message);
       return;
+    case 'warm':
+      engine()?.warm(message.request);
+      return;
     case 'abort':
       running.get(message.id)?.abort();
       return;

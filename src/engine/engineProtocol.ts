@@ -27,6 +27,7 @@ export type ToEngine =
   | { op: 'load'; request: ModelRequest }
   | { op: 'configure'; settings: EngineSettings }
   | { op: 'complete'; id: number; request: CompletionRequest }
+  | { op: 'warm'; request: CompletionRequest }
   | { op: 'abort'; id: number }
   | { op: 'retrieved'; id: number; result?: RetrievalResult; error?: string }
   | { op: 'dispose' };

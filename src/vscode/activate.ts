@@ -193,6 +193,8 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       if (event.key === API_KEY_SECRET && settings.engine !== 'local') void loadModels();
     }),
     vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, provider),
+    vscode.window.onDidChangeActiveTextEditor((editor) => editor && provider.noteCursor(editor, { jump: true })),
+    vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => provider.noteCursor(textEditor)),
     vscode.workspace.onDidChangeTextDocument(({ document, contentChanges }) => {
       if (contentChanges.length && document === vscode.window.activeTextEditor?.document) provider.noteKeystroke();
     }),

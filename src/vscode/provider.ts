@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { CompletionRequest } from '../engine/completionEngine';
 import type { CompletionService } from '../engine/completionService';
 import { isSecretPath } from '../index/secrets';
 import type { RecentFile } from '../retrieval/types';
@@ -9,6 +10,8 @@ const BURST_FACTOR = 2;
 /** After a pause the next keystroke is likely the last for a while: answer almost at once. */
 const PAUSED_DEBOUNCE_FRACTION = 0.25;
 const RECENT_FILES = 3;
+/** Cursor moves closer together than this (a held arrow key, a run of jumps) warm the engine once. */
+const WARM_DELAY_MS = 50;
 const RECENT_FILE_CHARS = 20_000;
 
 /**
@@ -19,6 +22,9 @@ const RECENT_FILE_CHARS = 20_000;
 export class InlineProvider implements vscode.InlineCompletionItemProvider {
   private lastKeystroke = 0;
   private typingGapMs = Number.POSITIVE_INFINITY;
+  private warmTimer?: ReturnType<typeof setTimeout>;
+  /** Each document's version at its last cursor move: a move that comes with a new version is an edit's own. */
+  private readonly versions = new WeakMap<vscode.TextDocument, number>();
 
   constructor(
     private readonly service: CompletionService,
@@ -37,6 +43,25 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     this.typingGapMs = this.typingGapMs === Number.POSITIVE_INFINITY ? gap : 0.7 * this.typingGapMs + 0.3 * gap;
   }
 
+  /**
+   * The cursor went where the user may type next — another file, or a jump rather than an edit's own move:
+   * shortly after, the engine evaluates that line's prompt into its cache, so the first request there is quick.
+   */
+  noteCursor(editor: vscode.TextEditor, { jump = false } = {}): void {
+    const { document } = editor;
+    // Output panels and other views are text editors too, but nobody types code there.
+    if (document.uri.scheme !== 'file' && document.uri.scheme !== 'untitled') return;
+    const known = this.versions.get(document);
+    this.versions.set(document, document.version);
+    if (!jump && known !== undefined && known !== document.version) return;
+    clearTimeout(this.warmTimer);
+    this.warmTimer = setTimeout(() => {
+      if (editor !== vscode.window.activeTextEditor) return;
+      const request = this.request(editor.document, editor.selection.active);
+      if (request) this.service.warm(request);
+    }, WARM_DELAY_MS);
+  }
+
   async provideInlineCompletionItems(
     document: vscode.TextDocument,
     position: vscode.Position,
@@ -44,16 +69,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     token: vscode.CancellationToken,
   ): Promise<vscode.InlineCompletionItem[] | undefined> {
     const settings = this.settings();
-    if (!settings.enabled || !this.ready() || !languageEnabled(settings, document.languageId)) return undefined;
-    const path = relativePath(document.uri);
-    // A secret file's text never goes into a prompt, not even a local one.
-    if (isSecretPath(path, settings.secretGlobs)) return undefined;
-    const request = {
-      path,
-      text: document.getText(),
-      cursor: { line: position.line, character: position.character },
-      recent: recentFiles(document, settings.secretGlobs),
-    };
+    const request = this.request(document, position);
+    if (!request) return undefined;
     const started = performance.now();
     const cached = this.service.fromCache(request);
     if (cached) {
@@ -85,6 +102,21 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     } finally {
       subscription.dispose();
     }
+  }
+
+  /** The engine's request for this cursor, or undefined where RepoGate gives no completions. */
+  private request(document: vscode.TextDocument, position: vscode.Position): CompletionRequest | undefined {
+    const settings = this.settings();
+    if (!settings.enabled || !this.ready() || !languageEnabled(settings, document.languageId)) return undefined;
+    const path = relativePath(document.uri);
+    // A secret file's text never goes into a prompt, not even a local one.
+    if (isSecretPath(path, settings.secretGlobs)) return undefined;
+    return {
+      path,
+      text: document.getText(),
+      cursor: { line: position.line, character: position.character },
+      recent: recentFiles(document, settings.secretGlobs),
+    };
   }
 }
 

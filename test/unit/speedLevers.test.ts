@@ -133,6 +133,23 @@ describe('per-keystroke speed levers on the tiny model', function () {
     assert.equal(shown.at(-1), capped.text);
   });
 
+  it('warms the cache for the cursor line (a file opened): the first request there evaluates only its tail', async () => {
+    await model.session.reset();
+    const cold = await engine({ firstPromptMs: 0, layout: 'cursor' }).complete(typedTo(indent() + 4));
+    await model.session.reset();
+    const e = engine({ firstPromptMs: 0, layout: 'cursor' });
+    e.warm(typedTo(0));
+    await e.settled();
+    const warmed = await e.complete(typedTo(indent() + 4));
+    assert.equal(warmed.prompt.tokens, cold.prompt.tokens, 'the same prompt');
+    // Only the cursor line's start and what follows the cursor: the left context up to the line was cached.
+    const tail = cold.prompt.evaluated - cold.prompt.leftTokens;
+    assert.ok(
+      warmed.prompt.evaluated <= tail + 8,
+      `${warmed.prompt.evaluated} evaluated after the warm-up, ${cold.prompt.evaluated} cold (left ${cold.prompt.leftTokens})`,
+    );
+  });
+
   it('reports the median first-token time after five requests (the slow-machine notice)', () => {
     const stats = new CompletionStats();
     for (const ms of [1200, 1500, 1300, 1400]) stats.recordFirstToken(ms);
