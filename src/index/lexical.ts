@@ -1,42 +1,85 @@
-import MiniSearch from 'minisearch';
 import { codeTerms, identifiers } from './tokenize';
-
-const wordsOf = (text: string): string[] => text.split(' ');
 import type { Chunk } from './types';
-
-interface ChunkDoc {
-  id: string;
-  text: string;
-  symbols: string;
-}
 
 export interface LexicalHit {
   id: string;
   score: number;
 }
 
-const OPTIONS = {
-  fields: ['text', 'symbols'],
-  tokenize: codeTerms,
-  // Terms are already lower-cased identifier parts; no stemming or stop words for code.
-  processTerm: (term: string) => term,
-  searchOptions: { boost: { symbols: 2 }, combineWith: 'OR' as const },
-};
+/** BM25+ parameters (Lv & Zhai): term-frequency saturation, length normalisation, and the lower bound of a match. */
+const K1 = 1.2;
+const B = 0.7;
+const DELTA = 0.5;
+/** The fields of a chunk: its text, and the names it declares, which count double (a definition beats a use). */
+const FIELDS = 2;
+const FIELD_BOOST = [1, 2];
+/** Removed chunks are dropped from the posting lists once they are this share of all chunks ever numbered. */
+const COMPACT_SHARE = 0.5;
+const FORMAT = 'repogate-bm25-1';
 
-/** BM25 over chunks (minisearch's BM25+), with the code-aware tokenizer. */
+/** Term frequencies of one term in one field: chunk number → occurrences. */
+type Postings = Map<number, number>;
+
+interface Serialized {
+  format: string;
+  ids: string[];
+  lengths: number[][];
+  postings: [string, ...[number, number][][]][];
+}
+
+/**
+ * BM25+ over chunks with the code-aware tokenizer, scored as minisearch 7 scores it (the library this replaced;
+ * its per-result objects and full sort were the largest cost of a retrieval): per field the unique-term length,
+ * the field boost, and the sum over matched query terms times their number. The accumulators are typed arrays
+ * indexed by chunk number, and only the best `limit` hits are sorted.
+ */
 export class LexicalIndex {
-  private search: MiniSearch<ChunkDoc>;
+  /** Chunk number → id; undefined once removed. */
+  private ids: (string | undefined)[] = [];
+  private readonly numbers = new Map<string, number>();
+  /** Per field, chunk number → unique terms in that field. */
+  private lengths: number[][] = [[], []];
+  private readonly totalLength = [0, 0];
+  private readonly postings = new Map<string, (Postings | undefined)[]>();
+  /** Per chunk number during a query: the score so far, the query terms matched, the last term counted. */
+  private scores = new Float64Array(0);
+  private matched = new Uint8Array(0);
+  private lastTerm = new Uint8Array(0);
 
   constructor(serialized?: string) {
-    this.search = serialized ? MiniSearch.loadJSON<ChunkDoc>(serialized, OPTIONS) : new MiniSearch<ChunkDoc>(OPTIONS);
+    if (serialized) this.load(JSON.parse(serialized) as Serialized);
   }
 
   add(chunks: Chunk[]): void {
-    this.search.addAll(chunks.map((c) => ({ id: c.id, text: c.text, symbols: c.symbols.join(' ') })));
+    for (const chunk of chunks) {
+      if (this.numbers.has(chunk.id)) throw new Error(`lexical index: duplicate chunk id ${chunk.id}`);
+      const n = this.ids.length;
+      this.ids.push(chunk.id);
+      this.numbers.set(chunk.id, n);
+      [codeTerms(chunk.text), codeTerms(chunk.symbols.join(' '))].forEach((terms, field) => {
+        const counts = new Map<string, number>();
+        for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+        this.lengths[field][n] = counts.size;
+        this.totalLength[field] += counts.size;
+        for (const [term, tf] of counts) {
+          let fields = this.postings.get(term);
+          if (!fields) this.postings.set(term, (fields = new Array<Postings | undefined>(FIELDS)));
+          (fields[field] ??= new Map()).set(n, tf);
+        }
+      });
+    }
   }
 
+  /** Removed chunks stop counting at once; their postings are skipped, and dropped in bulk now and then. */
   remove(ids: Iterable<string>): void {
-    for (const id of ids) if (this.search.has(id)) this.search.discard(id);
+    for (const id of ids) {
+      const n = this.numbers.get(id);
+      if (n === undefined) continue;
+      this.numbers.delete(id);
+      this.ids[n] = undefined;
+      for (let field = 0; field < FIELDS; field++) this.totalLength[field] -= this.lengths[field][n];
+    }
+    if (this.ids.length - this.numbers.size > this.ids.length * COMPACT_SHARE) this.compact();
   }
 
   /** Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them. */
@@ -53,19 +96,129 @@ export class LexicalIndex {
     ]
       .filter((t) => t.length > 1)
       .slice(0, maxTerms);
-    if (terms.length === 0) return [];
-    const results = this.search.search(terms.join(' '), {
-      tokenize: wordsOf,
-      ...(filter ? { filter: (r) => filter(r.id as string) } : {}),
+    const live = this.numbers.size;
+    if (terms.length === 0 || live === 0) return [];
+    if (this.scores.length < this.ids.length) {
+      this.scores = new Float64Array(this.ids.length * 2);
+      this.matched = new Uint8Array(this.ids.length * 2);
+      this.lastTerm = new Uint8Array(this.ids.length * 2);
+    }
+    const { scores, matched } = this;
+    const everyLive = live === this.ids.length;
+    // Chunks with a score, in the order they were first matched (ties keep that order).
+    const touched: number[] = [];
+    terms.forEach((term, t) => {
+      const fields = this.postings.get(term);
+      if (!fields) return;
+      for (let field = 0; field < FIELDS; field++) {
+        const postings = fields[field];
+        if (!postings) continue;
+        let matching = postings.size;
+        if (!everyLive) for (const n of postings.keys()) if (this.ids[n] === undefined) matching--;
+        const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
+        const average = this.totalLength[field] / live;
+        const lengths = this.lengths[field];
+        const boost = FIELD_BOOST[field] * idf;
+        for (const [n, tf] of postings) {
+          if (!everyLive && this.ids[n] === undefined) continue;
+          scores[n] += boost * (DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average)));
+          if (matched[n] === 0) touched.push(n);
+          // The number of query terms a chunk matches multiplies its score; `lastTerm` counts each term once.
+          if (this.lastTerm[n] !== t + 1) {
+            this.lastTerm[n] = t + 1;
+            matched[n]++;
+          }
+        }
+      }
     });
-    return results.slice(0, limit).map((r) => ({ id: r.id as string, score: r.score }));
+    const hits: LexicalHit[] = [];
+    for (const n of touched) {
+      const id = this.ids[n]!;
+      const score = scores[n] * matched[n];
+      scores[n] = 0;
+      matched[n] = 0;
+      this.lastTerm[n] = 0;
+      if (!filter || filter(id)) hits.push({ id, score });
+    }
+    return topK(hits, limit);
   }
 
   get size(): number {
-    return this.search.documentCount;
+    return this.numbers.size;
   }
 
   toJSON(): string {
-    return JSON.stringify(this.search);
+    this.compact();
+    const postings: Serialized['postings'] = [];
+    for (const [term, fields] of this.postings) {
+      postings.push([term, ...Array.from({ length: FIELDS }, (_, f) => [...(fields[f] ?? [])])]);
+    }
+    // Compacted: every number is a live chunk.
+    const ids = this.ids as string[];
+    return JSON.stringify({ format: FORMAT, ids, lengths: this.lengths, postings } satisfies Serialized);
   }
+
+  private load(data: Serialized): void {
+    if (data.format !== FORMAT) throw new Error(`lexical index: unknown format ${String(data.format)}`);
+    this.ids = data.ids;
+    this.ids.forEach((id, n) => this.numbers.set(id!, n));
+    this.lengths = data.lengths;
+    for (let field = 0; field < FIELDS; field++) this.totalLength[field] = sum(this.lengths[field]);
+    for (const [term, ...fields] of data.postings) {
+      this.postings.set(
+        term,
+        fields.map((pairs) => (pairs.length ? new Map(pairs) : undefined)),
+      );
+    }
+  }
+
+  /** Renumbers the live chunks densely and drops the removed ones' postings. */
+  private compact(): void {
+    if (this.numbers.size === this.ids.length) return;
+    const renumber = new Int32Array(this.ids.length).fill(-1);
+    const ids: string[] = [];
+    this.ids.forEach((id, n) => {
+      if (id === undefined) return;
+      renumber[n] = ids.length;
+      ids.push(id);
+    });
+    this.lengths = this.lengths.map((lengths) => ids.map((id) => lengths[this.numbers.get(id)!]));
+    for (const [term, fields] of this.postings) {
+      const kept = fields.map((postings) => {
+        if (!postings) return undefined;
+        const next: Postings = new Map();
+        for (const [n, tf] of postings) if (renumber[n] >= 0) next.set(renumber[n], tf);
+        return next.size ? next : undefined;
+      });
+      if (kept.some(Boolean)) this.postings.set(term, kept);
+      else this.postings.delete(term);
+    }
+    this.ids = ids;
+    ids.forEach((id, n) => this.numbers.set(id, n));
+  }
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
+
+/** The `k` best hits, best first (ties: earlier chunks first), without sorting them all. */
+function topK(hits: LexicalHit[], k: number): LexicalHit[] {
+  if (hits.length > k * 4) {
+    let threshold = -Infinity;
+    const best: LexicalHit[] = [];
+    for (const hit of hits) {
+      if (best.length >= k && hit.score <= threshold) continue;
+      best.push(hit);
+      if (best.length >= k * 2) {
+        best.sort((a, b) => b.score - a.score);
+        best.length = k;
+        threshold = best[k - 1].score;
+      }
+    }
+    hits = best;
+  }
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
 }

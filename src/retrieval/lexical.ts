@@ -15,7 +15,7 @@ const COMMON_SHARE = 0.1;
 const TERMS = 10;
 
 /**
- * BM25 (minisearch) over chunks with the distinctive identifiers near the cursor; a long chunk is presented by
+ * BM25 over chunks with the distinctive identifiers near the cursor; a long chunk is presented by
  * its window most similar to the lines before the cursor.
  */
 export const lexicalRetriever: Retriever = {
