@@ -393,8 +393,9 @@ interface LocalDeclarations {
   declared: Set<string>;
 }
 
-const LOCAL_TYPE = /(#?[A-Za-z_$][\w$]*)\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
-const LOCAL_CALL = /(#?[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
+// Each starts only where a name starts: tried inside a name, a pattern fails after re-reading the rest of it.
+const LOCAL_TYPE = /(?<![\w$#])(#?[A-Za-z_$][\w$]*)\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
+const LOCAL_CALL = /(?<![\w$#])(#?[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
 const LOCAL_DECLARATION = /\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)|[(,]\s*([A-Za-z_$][\w$]*)\s*[:,)=]/g;
 
 /** One pass of each pattern over the file, instead of one per identifier. */
