@@ -29,12 +29,13 @@ export const RETRIEVERS: readonly Retriever[] = [
  * windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
  * order: a quarter for them tied on the tuning half, and lost there with a tighter BM25 query; decisions R5); an
  * outline gets what it is charged for in the rerank, another definition 600 characters (+1.9 points of recall on
- * the development benchmark).
+ * the development benchmark). Comment-only lines are not packed (decisions R8).
  */
 const FIRST_PASS: FirstPassLimits = {
   shares: { definition: 0.5, similar: 0, sibling: 0.25 },
   outlineChars: FOCUSED_OUTLINE_CHARS,
   definitionChars: 600,
+  codeOnly: true,
 };
 
 /** What every retriever reads for one request: the query and the current file's facts. */
