@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
-import { cutToFit, dedent, focusOutline, packSnippets } from '../../src/retrieval/pack';
+import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
 import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
@@ -272,6 +272,65 @@ describe('packing and verbalization', () => {
       limited.packed[1].text.length + 'long.ts'.length + 2 <= 600 &&
         limited.packed[1].text.startsWith('export function long() {'),
     );
+  });
+
+  it('leaves out the lines that hold only a comment, in the syntax of the snippet’s language', () => {
+    const ts = [
+      '/**',
+      ' * Finds a user.',
+      ' */',
+      'function find(id: string) {',
+      '  // look it up',
+      '  return repo.get(id); // by key',
+      '}',
+      'class Bag {',
+      '  #items = 0;',
+      '  *[Symbol.iterator]() {}',
+      '}',
+    ].join('\n');
+    assert.strictEqual(
+      withoutCommentLines(ts, 'src/a.ts'),
+      [
+        'function find(id: string) {',
+        '  return repo.get(id); // by key',
+        '}',
+        'class Bag {',
+        '  #items = 0;',
+        '  *[Symbol.iterator]() {}',
+        '}',
+      ].join('\n'),
+    );
+    assert.strictEqual(
+      withoutCommentLines('# a comment\ndef f():\n    # inner\n    return 1  # trailing', 'pkg/m.py'),
+      'def f():\n    return 1  # trailing',
+    );
+    assert.strictEqual(withoutCommentLines('// only a comment', 'a.go'), '// only a comment', 'nothing left: kept');
+  });
+
+  it('packs more candidates when comment-only lines are left out, and keeps outlines line for line', () => {
+    const commented = snippet(
+      Array.from({ length: 12 }, (_, i) => `// step ${i}: explained at some length here\ncall${i}();`).join('\n'),
+      'steps.ts',
+      2,
+    );
+    const members = ['run', 'stop'];
+    const outline = {
+      ...snippet('class Job {\n  // run(): void\n  stop(): void\n}', 'job.ts', 1.5),
+      retriever: 'definition' as const,
+      members,
+    };
+    const needed = snippet('export const needed = 1;', 'needed.ts', 1);
+    const budget = 420;
+    const plain = packSnippets([commented, outline, needed], budget, () => 0);
+    assert.ok(!plain.packed.some((s) => s.path === 'needed.ts'), 'with its comments the window fills the budget');
+    const code = packSnippets([commented, outline, needed], budget, () => 0, { codeOnly: true });
+    assert.deepStrictEqual(
+      code.packed.map((s) => s.path),
+      ['steps.ts', 'job.ts', 'needed.ts'],
+    );
+    assert.ok(!code.packed[0].text.includes('//'), 'no comment line is packed');
+    assert.match(code.packed[0].text, /^call0\(\);\ncall1\(\);/);
+    assert.strictEqual(code.packed[1].text, outline.text, 'an outline listed a member a line is packed as it is');
   });
 
   it('counts in how many files an identifier is used, and forgets a removed file', () => {

@@ -211,6 +211,25 @@ describe('fusion', () => {
     }
   });
 
+  it('packs candidates without their comment-only lines, so a commented window does not crowd out the next', () => {
+    const window = Array.from(
+      { length: 20 },
+      (_, i) => `// note ${i}: why the next call is made, at length\ncall${i}();`,
+    );
+    const lexical = [hit('lexical', 'src/notes.ts', 9, false, window.join('\n'))];
+    const definitions = [hit('definition', 'src/needed.ts', 0.1, false, 'export function needed(): void')];
+    const results = [
+      { name: 'definition' as const, hits: definitions },
+      { name: 'lexical' as const, hits: lexical },
+    ];
+    const { packed } = fuseAndPack(results, context, 1000);
+    assert.deepStrictEqual(
+      packed.map((s) => s.path),
+      ['src/notes.ts', 'src/needed.ts'],
+    );
+    assert.strictEqual(packed[0].text, Array.from({ length: 20 }, (_, i) => `call${i}();`).join('\n'));
+  });
+
   it('keeps the fused order when no evidence is strong', () => {
     const definitions = Array.from({ length: 3 }, (_, i) =>
       hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`),
