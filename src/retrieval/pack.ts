@@ -48,7 +48,7 @@ const BLOCK_COMMENT_LINE = /^(\/\*|\*\/|\*(\s|$))/;
 
 /**
  * Drops the lines that hold only a comment: they carry no identifier the next line can use, and they took 5–11% of
- * the packed characters on the tuning half (+0.8 points of recall there, no repository lower; decisions R10). Lines
+ * the packed characters on the tuning half (+0.8 points of recall there, no repository lower; decisions R9). Lines
  * that mix code and a comment stay whole.
  */
 export function withoutCommentLines(text: string, path: string): string {

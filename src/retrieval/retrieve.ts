@@ -29,7 +29,7 @@ export const RETRIEVERS: readonly Retriever[] = [
  * windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
  * order: a quarter for them tied on the tuning half, and lost there with a tighter BM25 query; decisions R5); an
  * outline gets what it is charged for in the rerank, another definition 600 characters (+1.9 points of recall on
- * the development benchmark). Comment-only lines are not packed (decisions R10).
+ * the development benchmark). Comment-only lines are not packed (decisions R9).
  */
 const FIRST_PASS: FirstPassLimits = {
   shares: { definition: 0.5, similar: 0, sibling: 0.25 },
