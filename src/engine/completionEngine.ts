@@ -184,14 +184,7 @@ export class CompletionEngine implements CompletionBackend {
     const { generator } = this.options;
     const family = generator.info.family;
     const mode = request.mode ?? detectMode(request.text, request.cursor);
-    const budget = fitBudget(
-      {
-        ...DEFAULT_BUDGET,
-        ...(mode === 'multiline' ? { generationTokens: MULTILINE_GENERATION_TOKENS } : {}),
-        ...this.options.budget,
-      },
-      generator.info.contextSize,
-    );
+    const budget = this.budget(mode);
     const offset = offsetOf(request.text, request.cursor);
     const split = leftEnd(
       request.text,
@@ -355,6 +348,18 @@ export class CompletionEngine implements CompletionBackend {
     };
   }
 
+  /** The token budgets of a request in `mode`, fitted to the generator's context. */
+  private budget(mode: CompletionMode): PromptBudget {
+    return fitBudget(
+      {
+        ...DEFAULT_BUDGET,
+        ...(mode === 'multiline' ? { generationTokens: MULTILINE_GENERATION_TOKENS } : {}),
+        ...this.options.budget,
+      },
+      this.options.generator.info.contextSize,
+    );
+  }
+
   /** What this engine keeps with its generator's KV cache (shared with the other engines of the same model). */
   private get kv(): KvState {
     const generator = this.options.generator;
@@ -445,7 +450,7 @@ export class CompletionEngine implements CompletionBackend {
     const { generator } = this.options;
     if (!timedSession(generator.session)) return;
     const family = generator.info.family;
-    const budget = fitBudget({ ...DEFAULT_BUDGET, ...this.options.budget }, generator.info.contextSize);
+    const budget = this.budget('line');
     const lineStart = offsetOf(request.text, { line: request.cursor.line, character: 0 });
     const input = cutInput(generator, request, lineStart, lineStart, budget.leftTokens, budget.rightTokens);
     // What a request on this line evaluates first: the gate prefix, which its generation continues, or the prompt.

@@ -129,9 +129,8 @@ export interface FirstPassLimits {
 
 /**
  * Packs ranked candidates into a character budget, best first, each without its common indentation (and, with
- * `codeOnly`, its comment-only lines): skips text
- * already packed (an outline that holds a method, a window inside a function), focuses or cuts a candidate that
- * no longer fits whole.
+ * `codeOnly`, its comment-only lines): skips text already packed (an outline that holds a method, a window inside
+ * a function), focuses or cuts a candidate that no longer fits whole.
  * A first pass places every candidate within `firstPass` limits; a second pass fills what is left in rank order.
  */
 export function packSnippets(

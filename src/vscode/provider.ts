@@ -10,9 +10,9 @@ const BURST_FACTOR = 2;
 /** After a pause the next keystroke is likely the last for a while: answer almost at once. */
 const PAUSED_DEBOUNCE_FRACTION = 0.25;
 const RECENT_FILES = 3;
+const RECENT_FILE_CHARS = 20_000;
 /** Cursor moves closer together than this (a held arrow key, a run of jumps) warm the engine once. */
 const WARM_DELAY_MS = 50;
-const RECENT_FILE_CHARS = 20_000;
 
 /**
  * Ghost text. Every request asks the cursor cache at once; on a miss it waits an adaptive debounce, then asks
@@ -57,7 +57,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     clearTimeout(this.warmTimer);
     this.warmTimer = setTimeout(() => {
       if (editor !== vscode.window.activeTextEditor) return;
-      const request = this.request(editor.document, editor.selection.active);
+      // No recent files: a warm-up retrieves nothing.
+      const request = this.request(editor.document, editor.selection.active, { recent: false });
       if (request) this.service.warm(request);
     }, WARM_DELAY_MS);
   }
@@ -105,7 +106,11 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
   }
 
   /** The engine's request for this cursor, or undefined where RepoGate gives no completions. */
-  private request(document: vscode.TextDocument, position: vscode.Position): CompletionRequest | undefined {
+  private request(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    { recent = true } = {},
+  ): CompletionRequest | undefined {
     const settings = this.settings();
     if (!settings.enabled || !this.ready() || !languageEnabled(settings, document.languageId)) return undefined;
     const path = relativePath(document.uri);
@@ -115,7 +120,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       path,
       text: document.getText(),
       cursor: { line: position.line, character: position.character },
-      recent: recentFiles(document, settings.secretGlobs),
+      ...(recent && { recent: recentFiles(document, settings.secretGlobs) }),
     };
   }
 }
