@@ -5,6 +5,8 @@ import { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
+import { calibrate } from '../retrieval/calibration';
+import { coversAll } from '../retrieval/coverage';
 import { RETRIEVERS, retrieve } from '../retrieval/retrieve';
 import type { RetrieverName, Snippet } from '../retrieval/types';
 import type { Task } from './makeTasks';
@@ -31,6 +33,10 @@ export interface BenchReport {
   retrieval: { repogate: RetrievalScore; jaccard: RetrievalScore; bm25: RetrievalScore };
   /** Recall of each retriever alone (its own candidates packed into the same budget). */
   perRetriever: Partial<Record<RetrieverName, number>>;
+  /** Recall of the fusion of all retrievers, whatever the calibration chose. */
+  fused: number;
+  /** The profile calibration chose on the repository's own lines (task files left out), and what it saw. */
+  calibration: { profile: string; samples: number; recall: Record<string, number>; ms: number };
   /** Median and 95th-percentile milliseconds of each stage of RepoGate's retrieval. */
   stages: Record<string, { p50: number; p95: number }>;
 }
@@ -47,13 +53,7 @@ export function taskDocument(task: Task): { text: string; line: number; characte
 
 /** CrossCodeEval's retrieval hit: every novel identifier occurs, as a word, in the packed context. */
 export function isHit(task: Task, snippets: Snippet[]): boolean {
-  const context = snippets.map((s) => s.text).join('\n');
-  return task.metadata.novel_identifiers.every((name) => hasWord(context, name));
-}
-
-/** `name` occurs in `text` as a whole identifier (`$` counts as a word character, as in JavaScript). */
-export function hasWord(text: string, name: string): boolean {
-  return new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(text);
+  return coversAll(task.metadata.novel_identifiers, snippets);
 }
 
 export function percentile(values: number[], p: number): number {
@@ -133,7 +133,14 @@ export async function runBench(
     // Two passes over the same tasks, so that the baselines' allocations (and their garbage collection)
     // never land inside RepoGate's timings.
     const cross = tasks.filter((t) => t.metadata.kind === 'cross');
-    const hits = { repogate: 0, jaccard: 0, bm25: 0 };
+    const calibration = await calibrate(index, async (p) => texts.get(p), {
+      exclude: new Set(cross.map((t) => t.metadata.file)),
+      budget,
+    });
+    log(
+      `calibration chose ${calibration.profile.name} on ${calibration.samples} lines in ${Math.round(calibration.ms)} ms`,
+    );
+    const hits = { repogate: 0, jaccard: 0, bm25: 0, fused: 0 };
     const times = { repogate: [] as number[], jaccard: [] as number[], bm25: [] as number[] };
     const stageTimes = new Map<string, number[]>();
     const alone = new Map<RetrieverName, number>(RETRIEVERS.map((r) => [r.name, 0]));
@@ -142,9 +149,10 @@ export async function runBench(
       const doc = taskDocument(task);
       await index.update(file, doc.text);
       const started = performance.now();
-      const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
+      const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget }, calibration.profile);
       times.repogate.push(performance.now() - started);
       if (isHit(task, result.snippets)) hits.repogate++;
+      if (isHit(task, retrieve(index, { path: file, text: doc.text, cursor: doc, budget }).snippets)) hits.fused++;
       for (const [stage, ms] of Object.entries(result.timings.stages)) {
         const list = stageTimes.get(stage);
         if (list) list.push(ms);
@@ -187,6 +195,13 @@ export async function runBench(
         repogate: score(hits.repogate, cross.length, times.repogate),
         jaccard: score(hits.jaccard, cross.length, times.jaccard),
         bm25: score(hits.bm25, cross.length, times.bm25),
+      },
+      fused: round(cross.length ? hits.fused / cross.length : 0, 3),
+      calibration: {
+        profile: calibration.profile.name,
+        samples: calibration.samples,
+        recall: Object.fromEntries(Object.entries(calibration.recall).map(([name, r]) => [name, round(r, 3)])),
+        ms: Math.round(calibration.ms),
       },
       perRetriever: Object.fromEntries(
         [...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)]),

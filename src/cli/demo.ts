@@ -10,7 +10,7 @@ import type { GatePolicyName } from '../gate/gate';
 import { identifiers } from '../index/tokenize';
 import type { ModelInfo } from '../model/codeModel';
 import type { Snippet } from '../retrieval/types';
-import { hasWord } from './bench';
+import { hasWord } from '../retrieval/coverage';
 
 export interface DemoInput {
   engine: CompletionEngine;

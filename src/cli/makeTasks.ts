@@ -8,10 +8,12 @@ import * as path from 'path';
 import type { Node, Tree } from 'web-tree-sitter';
 import { languageForPath } from '../index/languages';
 import { SourceParser } from '../index/parser';
+import { isProductSource } from '../index/productPath';
+import { seededRandom, shuffled } from '../index/seededRandom';
 import type { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
-import { builtinNames } from '../index/builtins';
-import { goRole, PYTHON_GO_BUILTINS, PYTHON_GO_IDENTIFIERS, pythonRole, type IdentifierRole } from './taskRoles';
+import { languageBuiltins } from '../index/builtins';
+import { goRole, PYTHON_GO_IDENTIFIERS, pythonRole, type IdentifierRole } from './taskRoles';
 
 export type TaskKind = 'cross' | 'infile';
 
@@ -55,34 +57,6 @@ export interface LineIdentifier {
 const MAX_TASKS_PER_FILE = 3;
 /** Shorter ground truths (`});`, `break;`) say nothing about retrieval. */
 const MIN_GROUNDTRUTH_CHARS = 6;
-
-const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go']);
-
-/**
- * Code that is not product code: tests, their fixtures and mocks, benchmarks, examples. Their lines are
- * repetitive (fixtures copy product code) and their cross-file needs are atypical. A folder counts when one of
- * its `-`/`_`/`.`-separated words is listed (`__tests__`, `e2e-tests`, `dts-test`); a file when its name has
- * such a word after a separator (`a.test.ts`, `a.spec.tsx`, `a.test-d.ts`, `a-bench.js`).
- * `scripts` stays in: build and maintenance scripts are ordinary code that imports the repository's modules.
- */
-const NON_PRODUCT_WORDS = new Set([
-  'test',
-  'tests',
-  'spec',
-  'specs',
-  'e2e',
-  'fixture',
-  'fixtures',
-  'mock',
-  'mocks',
-  'bench',
-  'benches',
-  'benchmark',
-  'benchmarks',
-  'example',
-  'examples',
-]);
-const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])|^(test_|conftest\.)/;
 
 const IDENTIFIER_NODES = new Set([
   'identifier',
@@ -152,14 +126,6 @@ const IMPORT_NODES = new Set([
   'import_declaration',
   'package_clause',
 ]);
-
-export function isTaskSourcePath(filePath: string): boolean {
-  const spec = languageForPath(filePath);
-  if (!spec || !TASK_LANGUAGES.has(spec.id) || filePath.endsWith('.d.ts')) return false;
-  const parts = filePath.toLowerCase().split('/');
-  const base = parts.pop()!;
-  return !NON_PRODUCT_FILE.test(base) && !parts.some((dir) => dir.split(/[-_.]/).some((w) => NON_PRODUCT_WORDS.has(w)));
-}
 
 function isField(parent: Node | null, field: string, node: Node): boolean {
   return parent?.childForFieldName(field)?.equals(node) ?? false;
@@ -270,27 +236,10 @@ interface Candidate {
   novel: string[];
 }
 
-/** Seeded PRNG (mulberry32): the same seed yields the same sample on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function sample(candidates: Candidate[], count: number, next: () => number): Candidate[] {
-  const shuffled = [...candidates];
-  for (let i = shuffled.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
-  }
   const perFile = new Map<string, number>();
   const picked: Candidate[] = [];
-  for (const c of shuffled) {
+  for (const c of shuffled(candidates, next)) {
     if (picked.length >= count) break;
     const n = perFile.get(c.file) ?? 0;
     if (n >= MAX_TASKS_PER_FILE) continue;
@@ -307,7 +256,6 @@ function sample(candidates: Candidate[], count: number, next: () => number): Can
 export async function makeTasks(index: RepoIndex, root: string, options: MakeTasksOptions = {}): Promise<Task[]> {
   const perKind = options.perKind ?? MAKE_TASKS_DEFAULTS.perKind;
   const parser = options.parser ?? new SourceParser();
-  const jsBuiltins = builtinNames();
   const repository = path.basename(path.resolve(root));
   const texts = new Map<string, string>();
   const found: Record<TaskKind, Candidate[]> = { cross: [], infile: [] };
@@ -316,14 +264,14 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
     index.symbols(name).some((ref) => ref.path !== file);
 
   try {
-    for (const file of [...index.files.keys()].filter(isTaskSourcePath).sort()) {
+    for (const file of [...index.files.keys()].filter(isProductSource).sort()) {
       const read = await readSourceFile(root, file);
       if (!('text' in read)) continue;
       const text = read.text;
       const language = languageForPath(file)!;
       const tree = await parser.parse(file, language, text);
       const scan = scanIdentifiers(tree, language.id);
-      const builtins = language.id === 'python' || language.id === 'go' ? PYTHON_GO_BUILTINS[language.id] : jsBuiltins;
+      const builtins = languageBuiltins(language.id);
       const totals = wordCounts(text);
       const before = found.cross.length + found.infile.length;
       const lines = text.split('\n');
@@ -357,7 +305,7 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
     if (!options.parser) parser.dispose();
   }
 
-  const next = random(options.seed ?? MAKE_TASKS_DEFAULTS.seed);
+  const next = seededRandom(options.seed ?? MAKE_TASKS_DEFAULTS.seed);
   const tasks: Task[] = [];
   for (const kind of ['cross', 'infile'] as const) {
     for (const c of sample(found[kind], perKind, next)) tasks.push(toTask(c, kind, texts.get(c.file)!, repository));

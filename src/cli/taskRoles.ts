@@ -107,25 +107,3 @@ export function goRole(node: Node, fieldName: string | null): IdentifierRole | u
   if (node.type === 'field_identifier') return 'member';
   return node.type === 'type_identifier' ? 'type' : 'reference';
 }
-
-/**
- * Python's builtins and the methods of its built-in types, and Go's predeclared names: a task whose line needs
- * only these needs no repository context (the TS/JS list is builtins.json).
- */
-export const PYTHON_GO_BUILTINS: Record<'python' | 'go', Set<string>> = {
-  python: new Set(
-    `self cls None True False print len range str int float bool dict list tuple set frozenset bytes
-    object type super isinstance issubclass getattr setattr hasattr delattr iter next open repr hash id min max sum
-    any all map filter zip enumerate sorted reversed abs round divmod pow format vars dir callable property
-    staticmethod classmethod Exception BaseException ValueError TypeError KeyError IndexError AttributeError
-    RuntimeError NotImplementedError StopIteration OSError IOError ImportError AssertionError NotImplemented
-    append extend insert pop remove clear copy update get items keys values setdefault join split strip lstrip
-    rstrip startswith endswith replace lower upper format encode decode find rfind index count add discard
-    __init__ __name__ __class__ __dict__ __call__ args kwargs`.split(/\s+/),
-  ),
-  go: new Set(
-    `append cap clear close complex copy delete imag len make max min new panic print println real recover
-    bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint
-    uint8 uint16 uint32 uint64 uintptr any true false iota nil Error String`.split(/\s+/),
-  ),
-};

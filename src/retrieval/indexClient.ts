@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
+import type { Calibration } from './calibration';
 import type { RetrievalRequest, RetrievalResult } from './types';
 import { PendingRequests } from '../index/pendingRequests';
 import type { IndexStats } from '../index/repoIndex';
@@ -17,7 +18,8 @@ export type IndexRequest =
   | { op: 'remove'; path: string }
   | { op: 'rename'; from: string; to: string }
   | { op: 'retrieve'; request: RetrievalRequest }
-  | { op: 'stats' };
+  | { op: 'stats' }
+  | { op: 'calibration' };
 
 function workerScript(): string {
   // Bundled next to the extension as indexWorker.js; compiled by tsc as worker.js beside this file.
@@ -83,6 +85,11 @@ export class IndexClient {
 
   retrieve(request: RetrievalRequest): Promise<RetrievalResult> {
     return this.call({ op: 'retrieve', request });
+  }
+
+  /** The fusion's calibration on the last build, once done (undefined when none ran or it was replaced). */
+  calibration(): Promise<Calibration | undefined> {
+    return this.call({ op: 'calibration' });
   }
 
   stats(): Promise<IndexStats> {

@@ -7,6 +7,7 @@ import { definitionRetriever } from './definitions';
 import { fuse, strongFirst } from './fusion';
 import { lexicalRetriever } from './lexical';
 import { packSnippets, type FirstPassLimits } from './pack';
+import { FUSED, type FusionProfile } from './profiles';
 import { formQuery, tokenSet } from './query';
 import { recentRetriever } from './recent';
 import { FOCUSED_OUTLINE_CHARS, rerank } from './rerank';
@@ -54,22 +55,32 @@ export function retrievalContext(index: RepoIndex, request: RetrievalRequest): R
   return { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
 }
 
-/**
- * Retrieval for one cursor: every retriever runs on the same query (each stage timed), their hits are fused,
- * reranked with cheap features, the strong ones put first, and packed into the budget.
- */
-export function retrieve(index: RepoIndex, request: RetrievalRequest): RetrievalResult {
-  const started = performance.now();
-  const context = retrievalContext(index, request);
-  const stages: Record<string, number> = { query: performance.now() - started };
-
+/** Runs the retrievers `names` allows on one context, timing each into `stages`. */
+export function runRetrievers(
+  context: RetrievalContext,
+  names: readonly RetrieverName[],
+  stages: Record<string, number> = {},
+): { name: RetrieverName; hits: Hit[] }[] {
   const results: { name: RetrieverName; hits: Hit[] }[] = [];
   for (const retriever of RETRIEVERS) {
-    if (request.retrievers && !request.retrievers.includes(retriever.name)) continue;
+    if (!names.includes(retriever.name)) continue;
     const at = performance.now();
     results.push({ name: retriever.name, hits: retriever.retrieve(context) });
     stages[retriever.name] = performance.now() - at;
   }
+  return results;
+}
+
+/**
+ * Retrieval for one cursor: the profile's retrievers (all of them unless calibration chose one for this
+ * repository) run on the same query, each stage timed; their hits are fused, reranked with cheap features, the
+ * strong ones put first, and packed into the budget.
+ */
+export function retrieve(index: RepoIndex, request: RetrievalRequest, profile: FusionProfile = FUSED): RetrievalResult {
+  const started = performance.now();
+  const context = retrievalContext(index, request);
+  const stages: Record<string, number> = { query: performance.now() - started };
+  const results = runRetrievers(context, request.retrievers ?? profile.retrievers, stages);
 
   const at = performance.now();
   const { packed, dropped } = fuseAndPack(results, context, request.budget ?? DEFAULTS.contextBudget);

@@ -1,8 +1,12 @@
 import { parentPort } from 'worker_threads';
-import { retrieve } from './retrieve';
+import { DEFAULTS } from '../defaults';
+import { readSourceFile } from '../index/readSource';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, FileRefresher } from '../index/workspace';
+import { calibrate, type Calibration } from './calibration';
 import type { IndexRequest } from './indexClient';
+import { FUSED } from './profiles';
+import { retrieve } from './retrieve';
 
 /**
  * The index's own thread: parsing and BM25 updates never run on the extension host's event loop.
@@ -12,11 +16,35 @@ import type { IndexRequest } from './indexClient';
 let index: RepoIndex | undefined;
 let refresher: FileRefresher | undefined;
 let building: AbortController | undefined;
+/** The calibration of the last build, running or done; retrieval uses its profile once it is done. */
+let calibration: { controller: AbortController; result: Promise<Calibration | undefined> } | undefined;
+let calibrated: Calibration | undefined;
+
+/** Starts calibrating the fusion on the freshly built index, in steps that let requests interleave. */
+function startCalibration(target: RepoIndex): void {
+  const controller = new AbortController();
+  const read = async (file: string): Promise<string | undefined> => {
+    const source = await readSourceFile(target.root, file);
+    return 'text' in source ? source.text : undefined;
+  };
+  const result = calibrate(target, read, { budget: DEFAULTS.contextBudget, signal: controller.signal }).then(
+    (done) => {
+      if (controller.signal.aborted) return undefined;
+      calibrated = done;
+      return done;
+    },
+    // A failed calibration leaves the fusion in place: it is a refinement, never a requirement.
+    () => undefined,
+  );
+  calibration = { controller, result };
+}
 
 async function handle(request: IndexRequest): Promise<unknown> {
   switch (request.op) {
     case 'build': {
       building?.abort();
+      calibration?.controller.abort();
+      calibrated = undefined;
       const controller = new AbortController();
       building = controller;
       // A fresh build ("Reindex Repository") starts from an empty index, so that every file is parsed again.
@@ -27,7 +55,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
       refresher = new FileRefresher(index, request.options);
       let lastReport = 0;
       try {
-        return await buildIndex(index, {
+        const report = await buildIndex(index, {
           ...request.options,
           signal: controller.signal,
           onProgress: (done, total) => {
@@ -37,6 +65,8 @@ async function handle(request: IndexRequest): Promise<unknown> {
             }
           },
         });
+        startCalibration(index);
+        return report;
       } finally {
         if (building === controller) building = undefined;
       }
@@ -51,7 +81,9 @@ async function handle(request: IndexRequest): Promise<unknown> {
     case 'rename':
       return requireRefresher().rename(request.from, request.to);
     case 'retrieve':
-      return retrieve(requireIndex(), request.request);
+      return retrieve(requireIndex(), request.request, calibrated?.profile ?? FUSED);
+    case 'calibration':
+      return calibration?.result;
     case 'stats':
       return index?.stats() ?? { files: 0, symbols: 0, chunks: 0 };
   }

@@ -152,6 +152,17 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
           indexInfo = { files: report.files, symbols: report.symbols };
           const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
           log.info(`${message}; event loop max delay ${(delay.max / 1e6).toFixed(1)} ms`);
+          void client.calibration().then(
+            (done) => {
+              if (!done) return;
+              const recall = Object.entries(done.recall).map(([name, r]) => `${name} ${Math.round(r * 100)}%`);
+              log.info(
+                `retrieval calibrated on ${done.samples} lines of this repository in ${Math.round(done.ms)} ms: ` +
+                  `${done.profile.name === 'fused' ? 'all retrievers fused' : `${done.profile.name} alone`} (${recall.join(', ')})`,
+              );
+            },
+            () => undefined,
+          );
           if (fresh) void vscode.window.showInformationMessage(`RepoGate: ${message}.`);
         } catch (error) {
           const message = (error as Error).message;

@@ -2,7 +2,8 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import { builtinNames } from '../../src/index/builtins';
-import { isTaskSourcePath, makeTasks, scanIdentifiers, type Task } from '../../src/cli/makeTasks';
+import { isProductSource } from '../../src/index/productPath';
+import { makeTasks, scanIdentifiers, type Task } from '../../src/cli/makeTasks';
 import { languageForPath } from '../../src/index/languages';
 import { SourceParser } from '../../src/index/parser';
 import { RepoIndex } from '../../src/index/repoIndex';
@@ -41,7 +42,7 @@ describe('builtinNames', () => {
   });
 });
 
-describe('isTaskSourcePath', () => {
+describe('isProductSource', () => {
   it('keeps product TS/JS/Python/Go and drops tests, fixtures, declarations and other languages', () => {
     for (const p of [
       'src/a.ts',
@@ -53,7 +54,7 @@ describe('isTaskSourcePath', () => {
       'pkg/a.py',
       'cmd/b.go',
     ]) {
-      assert.ok(isTaskSourcePath(p), p);
+      assert.ok(isProductSource(p), p);
     }
     for (const p of [
       'src/a.test.ts',
@@ -75,7 +76,7 @@ describe('isTaskSourcePath', () => {
       'src/a.rs',
       'README.md',
     ]) {
-      assert.ok(!isTaskSourcePath(p), p);
+      assert.ok(!isProductSource(p), p);
     }
   });
 });
@@ -222,7 +223,7 @@ describe('makeTasks', () => {
 
   it('takes tasks only from product TS/JS files: never tests or declaration files', () => {
     for (const t of tasks) {
-      assert.ok(isTaskSourcePath(t.metadata.file), t.metadata.file);
+      assert.ok(isProductSource(t.metadata.file), t.metadata.file);
       assert.notStrictEqual(t.metadata.file, 'src/services/userService.test.ts');
       assert.ok(!t.metadata.file.startsWith('tests/') && !t.metadata.file.endsWith('.d.ts'), t.metadata.file);
     }

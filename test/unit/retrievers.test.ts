@@ -1,6 +1,7 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
+import { seededRandom } from '../../src/index/seededRandom';
 import { WindowIndex } from '../../src/index/windows';
 import type { Chunk } from '../../src/index/types';
 import { formQuery, tokenSet } from '../../src/retrieval/query';
@@ -8,17 +9,6 @@ import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/r
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
 import type { RetrieverName } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
-
-/** Deterministic pseudo-random numbers (mulberry32), so that a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VOCABULARY = Array.from({ length: 120 }, (_, i) => `name${i}`);
 
@@ -41,7 +31,7 @@ const view = (hits: ReturnType<WindowIndex['search']>): string[] =>
 
 describe('similar-code window index', () => {
   it('answers after any sequence of updates exactly as an index rebuilt from scratch', async () => {
-    const next = random(7);
+    const next = seededRandom(7);
     const { dir, cleanup } = await tempDir();
     try {
       const incremental = new RepoIndex(dir);
@@ -74,7 +64,7 @@ describe('similar-code window index', () => {
   });
 
   it('stays exact through compactions of its dead slots', async () => {
-    const next = random(11);
+    const next = seededRandom(11);
     const { dir, cleanup } = await tempDir();
     try {
       // Chunks from real extraction, so that windows, outlines and statement groups are what the index sees.

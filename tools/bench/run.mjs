@@ -57,6 +57,8 @@ for (const half of ['tuning', 'checking']) {
       'RepoGate',
       'Jaccard',
       'BM25',
+      'profile (calibration: its recall / fused, lines)',
+      'fused',
       'alone: def / lex / sim / sib',
       'RepoGate p50 / p95 ms',
       'Jaccard p50 ms',
@@ -66,7 +68,7 @@ for (const half of ['tuning', 'checking']) {
       'warm start s',
       'update ms (lines)',
     ]),
-    row(Array(14).fill('---')),
+    row(Array(16).fill('---')),
   );
   for (const { repo, report } of inHalf) {
     const r = report.retrieval;
@@ -74,6 +76,8 @@ for (const half of ['tuning', 'checking']) {
     const alone = RETRIEVERS.filter((n) => n !== 'recent')
       .map((n) => f(report.perRetriever[n] ?? 0))
       .join(' / ');
+    const c = report.calibration;
+    const calibrated = `${c.profile} (${f(c.recall[c.profile])} / ${f(c.recall.fused)}, ${c.samples})`;
     const best = Math.max(r.jaccard.recall, r.bm25.recall);
     const mark = r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '';
     lines.push(
@@ -84,6 +88,8 @@ for (const half of ['tuning', 'checking']) {
         `**${f(r.repogate.recall)}**${mark}`,
         f(r.jaccard.recall),
         f(r.bm25.recall),
+        calibrated,
+        f(report.fused),
         alone,
         `${f(r.repogate.p50_ms, 1)} / ${f(r.repogate.p95_ms, 1)}`,
         f(r.jaccard.p50_ms, 1),

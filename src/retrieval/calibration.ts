@@ -1,0 +1,169 @@
+/**
+ * Per-repository calibration of the fusion: lines of the repository's own product code, cut the way benchmark
+ * tasks are, show which profile (the fusion, or one retriever alone) packs the identifiers those lines need. The
+ * fusion's weights were chosen on a handful of repositories; a user's repository may be one where a single
+ * retriever finds more, and this is where that shows (docs/decisions-retrieval.md, R10).
+ */
+import { languageBuiltins } from '../index/builtins';
+import { languageForPath } from '../index/languages';
+import { isProductSource } from '../index/productPath';
+import type { RepoIndex } from '../index/repoIndex';
+import { seededRandom, shuffled } from '../index/seededRandom';
+import { coversAll } from './coverage';
+import { FUSED, PROFILES, type FusionProfile } from './profiles';
+import { fuseAndPack, retrievalContext, runRetrievers } from './retrieve';
+import type { Cursor } from './types';
+
+/** Samples measured: a recall's standard error is at most 5 points, as with the benchmark's 100 tasks. */
+const SAMPLES = 100;
+/** Spreads the samples over files: one file's repetitive lines cannot decide. */
+const MAX_SAMPLES_PER_FILE = 3;
+/** Files read at most while looking for sample lines: bounds the work on repositories with few such lines. */
+const MAX_FILES_READ = 600;
+/** Fewer samples than this decide nothing: the fusion stays. */
+const MIN_SAMPLES = 30;
+/** Shorter lines (`});`, `break;`) ask nothing of retrieval. */
+const MIN_LINE_CHARS = 6;
+/**
+ * Share of the samples a single retriever must cover beyond the fusion to replace it: the fusion also serves
+ * what samples cannot show (recent files, a draft's second query), so a tie or a sampling wobble keeps it.
+ */
+const MARGIN = 0.05;
+/** The seed of the sample: the same repository gets the same calibration on every machine. */
+const SEED = 7;
+
+/** One line of the repository as a retrieval question: the file without it, the cursor where it starts. */
+export interface CalibrationSample {
+  path: string;
+  text: string;
+  cursor: Cursor;
+  /** Identifiers the line uses that its file never mentions elsewhere and another file declares. */
+  novel: string[];
+}
+
+export interface Calibration {
+  profile: FusionProfile;
+  samples: number;
+  /** Share of the samples whose novel identifiers each profile packs, by profile name. */
+  recall: Record<string, number>;
+  ms: number;
+}
+
+export interface CalibrationOptions {
+  /** Files never sampled (the benchmark's task files). */
+  exclude?: ReadonlySet<string>;
+  budget: number;
+  signal?: AbortSignal;
+}
+
+/** Comments, imports and package clauses: lines that are not code to complete. */
+const NOT_CODE = /^(\/\/|\/\*|\*|#|import\b|from\s+\S+\s+import\b|package\b|export\s+(\*|\{[^}]*\})\s*from\b)/;
+const STRING = /(['"`])(?:\\.|(?!\1)[^\\\n])*\1/g;
+const WORD = /[A-Za-z_$][\w$]*/g;
+const DECLARED = /\b(?:const|let|var|function|class|interface|type|enum|def|func)\s+([A-Za-z_$][\w$]*)/g;
+
+function wordCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [word] of text.matchAll(WORD)) counts.set(word, (counts.get(word) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * The novel identifiers of one line, or undefined when it is not a cross-file question: every name it uses
+ * is either mentioned elsewhere in its file, a builtin, or declared in another file — and at least one is the
+ * last kind. Textual (strings blanked, declarations on the line skipped), a cheaper cousin of make-tasks' rules.
+ */
+export function novelIdentifiers(
+  line: string,
+  fileCounts: ReadonlyMap<string, number>,
+  builtins: ReadonlySet<string>,
+  declaredElsewhere: (name: string) => boolean,
+): string[] | undefined {
+  const code = line.trim();
+  if (code.replace(/\s/g, '').length < MIN_LINE_CHARS || NOT_CODE.test(code)) return undefined;
+  const bare = code.replace(STRING, '""');
+  const declared = new Set([...bare.matchAll(DECLARED)].map((m) => m[1]));
+  const novel: string[] = [];
+  for (const [name, count] of wordCounts(bare)) {
+    if (declared.has(name) || (fileCounts.get(name) ?? 0) > count || builtins.has(name)) continue;
+    if (!declaredElsewhere(name)) return undefined;
+    novel.push(name);
+  }
+  return novel.length > 0 ? novel : undefined;
+}
+
+/** Up to SAMPLES lines of the repository's product files, in a seeded order, each made a sample. */
+export async function calibrationSamples(
+  index: RepoIndex,
+  read: (path: string) => Promise<string | undefined>,
+  options: Pick<CalibrationOptions, 'exclude' | 'signal'> = {},
+): Promise<CalibrationSample[]> {
+  const next = seededRandom(SEED);
+  const files = [...index.files.keys()].filter((p) => isProductSource(p) && !options.exclude?.has(p)).sort();
+  const samples: CalibrationSample[] = [];
+  for (const path of shuffled(files, next).slice(0, MAX_FILES_READ)) {
+    if (samples.length >= SAMPLES || options.signal?.aborted) break;
+    const text = await read(path);
+    if (text === undefined) continue;
+    const builtins = languageBuiltins(languageForPath(path)?.id ?? '');
+    const counts = wordCounts(text.replace(STRING, '""'));
+    const declaredElsewhere = (name: string): boolean => index.symbols(name).some((ref) => ref.path !== path);
+    const lines = text.split('\n');
+    const rows: { row: number; novel: string[] }[] = [];
+    lines.forEach((line, row) => {
+      const novel = novelIdentifiers(line, counts, builtins, declaredElsewhere);
+      if (novel) rows.push({ row, novel });
+    });
+    for (const { row, novel } of shuffled(rows, next).slice(0, MAX_SAMPLES_PER_FILE)) {
+      const column = lines[row].search(/\S/);
+      const text = [...lines.slice(0, row), lines[row].slice(0, column), ...lines.slice(row + 1)].join('\n');
+      samples.push({ path, text, cursor: { line: row, character: column }, novel });
+    }
+  }
+  return samples.slice(0, SAMPLES);
+}
+
+/**
+ * The profile to use given how many of `n` samples each covered: the fusion, unless one retriever alone covers
+ * MARGIN more of at least MIN_SAMPLES samples.
+ */
+export function chooseProfile(covered: ReadonlyMap<string, number>, n: number): FusionProfile {
+  const hits = (p: FusionProfile): number => covered.get(p.name) ?? 0;
+  const best = PROFILES.reduce((a, b) => (hits(b) > hits(a) ? b : a));
+  return n >= MIN_SAMPLES && hits(best) - hits(FUSED) >= Math.max(1, MARGIN * n) ? best : FUSED;
+}
+
+/**
+ * Measures every profile on the samples (the retrievers run once a sample, each profile only fuses and packs
+ * differently) and picks the fusion unless one retriever alone covers MARGIN more of them. Yields between
+ * samples, so that the index's other requests interleave with it.
+ */
+export async function calibrate(
+  index: RepoIndex,
+  read: (path: string) => Promise<string | undefined>,
+  options: CalibrationOptions,
+): Promise<Calibration> {
+  const started = performance.now();
+  const samples = await calibrationSamples(index, read, options);
+  const covered = new Map(PROFILES.map((p) => [p.name, 0]));
+  for (const sample of samples) {
+    if (options.signal?.aborted) break;
+    await new Promise((resolve) => setImmediate(resolve));
+    // The index holds the sample's file with its line; every retriever skips the current file's own code.
+    const context = retrievalContext(index, { path: sample.path, text: sample.text, cursor: sample.cursor });
+    const results = runRetrievers(context, FUSED.retrievers);
+    for (const profile of PROFILES) {
+      const mine = results.filter((r) => profile.retrievers.includes(r.name));
+      if (coversAll(sample.novel, fuseAndPack(mine, context, options.budget).packed))
+        covered.set(profile.name, covered.get(profile.name)! + 1);
+    }
+  }
+  const n = samples.length;
+  const profile = options.signal?.aborted ? FUSED : chooseProfile(covered, n);
+  return {
+    profile,
+    samples: n,
+    recall: Object.fromEntries([...covered].map(([name, hits]) => [name, n ? hits / n : 0])),
+    ms: performance.now() - started,
+  };
+}

@@ -1,0 +1,139 @@
+import * as assert from 'assert';
+import { promises as fs } from 'fs';
+import * as path from 'path';
+import { builtinNames } from '../../src/index/builtins';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex } from '../../src/index/workspace';
+import { calibrate, calibrationSamples, chooseProfile, novelIdentifiers } from '../../src/retrieval/calibration';
+import { IndexClient } from '../../src/retrieval/indexClient';
+import { FUSED, PROFILES } from '../../src/retrieval/profiles';
+import { tempDir, writeFiles } from '../helpers/fixtures';
+
+const counts = (text: string): Map<string, number> => {
+  const out = new Map<string, number>();
+  for (const [w] of text.matchAll(/[A-Za-z_$][\w$]*/g)) out.set(w, (out.get(w) ?? 0) + 1);
+  return out;
+};
+
+describe('calibration samples', () => {
+  const elsewhere = new Set(['findByEmail', 'UserRepo', 'saveUser']);
+  const declaredElsewhere = (name: string): boolean => elsewhere.has(name);
+
+  it('counts a name as novel only when the file never mentions it elsewhere and another file declares it', () => {
+    const line = 'const user = await this.repo.findByEmail(normalized);';
+    const file = `import * as x from './x';\nconst normalized = 1;\nthis.repo = 2;\n${line}\n`;
+    assert.deepStrictEqual(novelIdentifiers(line, counts(file), builtinNames(), declaredElsewhere), ['findByEmail']);
+  });
+
+  it('skips comments, imports, names inside strings, and lines with a name nothing declares', () => {
+    const builtins = builtinNames();
+    const file = counts('');
+    assert.strictEqual(novelIdentifiers('// findByEmail(user)', file, builtins, declaredElsewhere), undefined);
+    assert.strictEqual(
+      novelIdentifiers("import { saveUser } from './repo';", file, builtins, declaredElsewhere),
+      undefined,
+    );
+    assert.strictEqual(novelIdentifiers("log('findByEmail saveUser');", file, builtins, declaredElsewhere), undefined);
+    assert.strictEqual(novelIdentifiers('saveUser(mysteryName);', file, builtins, declaredElsewhere), undefined);
+    assert.deepStrictEqual(novelIdentifiers('const repo = new UserRepo();', file, builtins, declaredElsewhere), [
+      'UserRepo',
+    ]);
+  });
+});
+
+/** A library of 40 functions and 30 features that call three of them each through a namespace import. */
+async function libraryRepo(root: string): Promise<void> {
+  const files: Record<string, string> = {};
+  files['src/lib/api.ts'] = Array.from(
+    { length: 40 },
+    (_, i) =>
+      `export function fetchRecord${i}(id: string, limit: number): Promise<string[]> {\n  return load(id, ${i});\n}\n`,
+  ).join('\n');
+  files['src/lib/load.ts'] =
+    'export function load(id: string, n: number): Promise<string[]> {\n  return Promise.resolve([id]);\n}\n';
+  for (let f = 0; f < 30; f++) {
+    const calls = [0, 1, 2].map((k) => `  const r${k} = await api.fetchRecord${(f * 7 + k * 13) % 40}(id, ${k});`);
+    files[`src/features/feature${f}.ts`] =
+      `import * as api from '../lib/api';\n\nexport async function feature${f}(id: string) {\n${calls.join('\n')}\n  return [r0, r1, r2];\n}\n`;
+  }
+  await writeFiles(root, files);
+}
+
+describe('calibration', () => {
+  it('samples the same lines every time, never from excluded files, each cut out of its file', async function () {
+    this.timeout(60_000);
+    const { dir, cleanup } = await tempDir();
+    try {
+      await libraryRepo(dir);
+      const index = new RepoIndex(dir);
+      await buildIndex(index, { root: dir });
+      const read = (p: string): Promise<string> => fs.readFile(path.join(dir, p), 'utf8');
+      const exclude = new Set(['src/features/feature0.ts', 'src/features/feature1.ts']);
+      const first = await calibrationSamples(index, read, { exclude });
+      const again = await calibrationSamples(index, read, { exclude });
+      assert.deepStrictEqual(again, first);
+      assert.ok(first.length >= 30, `${first.length} samples`);
+      for (const sample of first) {
+        assert.ok(!exclude.has(sample.path), sample.path);
+        const original = (await read(sample.path)).split('\n');
+        const cut = sample.text.split('\n');
+        assert.strictEqual(cut.length, original.length);
+        assert.strictEqual(cut[sample.cursor.line], original[sample.cursor.line].slice(0, sample.cursor.character));
+        for (const name of sample.novel) assert.ok(!new RegExp(`\\b${name}\\b`).test(sample.text), name);
+      }
+      index.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('keeps the fusion on a tie or too few samples, and takes a retriever that covers clearly more', () => {
+    const covered = (fused: number, lexical: number): Map<string, number> =>
+      new Map([...PROFILES.map((p) => [p.name, 0] as const), ['fused', fused], ['lexical', lexical]]);
+    assert.strictEqual(chooseProfile(covered(60, 60), 100), FUSED);
+    assert.strictEqual(chooseProfile(covered(60, 64), 100), FUSED);
+    assert.strictEqual(chooseProfile(covered(60, 65), 100).name, 'lexical');
+    assert.strictEqual(chooseProfile(covered(5, 20), 20), FUSED);
+  });
+
+  it('chooses a profile that covers, on its samples, as much as the best retriever alone (within the margin)', async function () {
+    this.timeout(60_000);
+    const { dir, cleanup } = await tempDir();
+    try {
+      await libraryRepo(dir);
+      const index = new RepoIndex(dir);
+      await buildIndex(index, { root: dir });
+      const read = (p: string): Promise<string> => fs.readFile(path.join(dir, p), 'utf8');
+      const result = await calibrate(index, read, { budget: 2000 });
+      assert.ok(result.samples >= 30);
+      const best = Math.max(...Object.values(result.recall));
+      assert.ok(best > 0, JSON.stringify(result.recall));
+      assert.ok(result.recall[result.profile.name] >= best - 0.05, JSON.stringify(result));
+      index.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('runs in the index worker after a build, and retrieval goes on meanwhile', async function () {
+    this.timeout(60_000);
+    const { dir, cleanup } = await tempDir();
+    const client = new IndexClient();
+    try {
+      await libraryRepo(dir);
+      await client.build({ root: dir });
+      const request = {
+        path: 'src/features/feature3.ts',
+        text: "import * as api from '../lib/api';\n",
+        cursor: { line: 1, character: 0 },
+      };
+      const [calibration, retrieved] = await Promise.all([client.calibration(), client.retrieve(request)]);
+      assert.ok(calibration && calibration.samples >= 30, JSON.stringify(calibration));
+      assert.ok(PROFILES.some((p) => p.name === calibration.profile.name));
+      assert.ok(retrieved.snippets.length > 0);
+    } finally {
+      await client.dispose();
+      await cleanup();
+    }
+  });
+});
