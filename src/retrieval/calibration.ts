@@ -61,6 +61,26 @@ const NOT_CODE = /^(\/\/|\/\*|\*|#|import\b|from\s+\S+\s+import\b|package\b|expo
 const STRING = /(['"`])(?:\\.|(?!\1)[^\\\n])*\1/g;
 const WORD = /[A-Za-z_$][\w$]*/g;
 const DECLARED = /\b(?:const|let|var|function|class|interface|type|enum|def|func)\s+([A-Za-z_$][\w$]*)/g;
+/** Keys of object literals and type members, typed parameters and fields (`name: …`, `static name?: …`). */
+const KEY =
+  /(?:^|[{,(]|\b(?:static|readonly|public|private|protected|declare|override|abstract)\s)\s*([A-Za-z_$][\w$]*)\s*\??:(?!:)/g;
+/** A method's own line (`async name<T>(…): R {`): the name is declared, as make-tasks' parse says. */
+const METHOD =
+  /^(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\(.*\{$/;
+/** Python and Go bind on their own (`a, b = …`, `x: T = …`, `a := …`, `func (r *T) Name(`). */
+const BINDING = /^([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_]\w*)*)\s*(?::[^=]*)?:?=(?!=)|\bfunc\s*\([^)]*\)\s*([A-Za-z_]\w*)/;
+
+/** Names a line declares rather than uses, for its language: they need no context. */
+function declaredOn(code: string, languageId: string): Set<string> {
+  const names = new Set([...code.matchAll(DECLARED)].map((m) => m[1]));
+  if (languageId !== 'go') for (const m of code.matchAll(KEY)) names.add(m[1]);
+  const method = languageId === 'python' || languageId === 'go' ? undefined : METHOD.exec(code);
+  if (method) names.add(method[1]);
+  const binding = languageId === 'python' || languageId === 'go' ? BINDING.exec(code) : undefined;
+  for (const name of binding?.[1]?.split(',') ?? []) names.add(name.trim());
+  if (binding?.[2]) names.add(binding[2]);
+  return names;
+}
 
 function wordCounts(text: string): Map<string, number> {
   const counts = new Map<string, number>();
@@ -71,18 +91,19 @@ function wordCounts(text: string): Map<string, number> {
 /**
  * The novel identifiers of one line, or undefined when it is not a cross-file question: every name it uses
  * is either mentioned elsewhere in its file, a builtin, or declared in another file — and at least one is the
- * last kind. Textual (strings blanked, declarations on the line skipped), a cheaper cousin of make-tasks' rules.
+ * last kind. Textual (strings blanked, what the line declares skipped), a cheaper cousin of make-tasks' parse.
  */
 export function novelIdentifiers(
   line: string,
   fileCounts: ReadonlyMap<string, number>,
   builtins: ReadonlySet<string>,
   declaredElsewhere: (name: string) => boolean,
+  languageId = 'typescript',
 ): string[] | undefined {
   const code = line.trim();
   if (code.replace(/\s/g, '').length < MIN_LINE_CHARS || NOT_CODE.test(code)) return undefined;
   const bare = code.replace(STRING, '""');
-  const declared = new Set([...bare.matchAll(DECLARED)].map((m) => m[1]));
+  const declared = declaredOn(bare, languageId);
   const novel: string[] = [];
   for (const [name, count] of wordCounts(bare)) {
     if (declared.has(name) || (fileCounts.get(name) ?? 0) > count || builtins.has(name)) continue;
@@ -105,13 +126,14 @@ export async function calibrationSamples(
     if (samples.length >= SAMPLES || options.signal?.aborted) break;
     const text = await read(path);
     if (text === undefined) continue;
-    const builtins = languageBuiltins(languageForPath(path)?.id ?? '');
+    const languageId = languageForPath(path)?.id ?? '';
+    const builtins = languageBuiltins(languageId);
     const counts = wordCounts(text.replace(STRING, '""'));
     const declaredElsewhere = (name: string): boolean => index.symbols(name).some((ref) => ref.path !== path);
     const lines = text.split('\n');
     const rows: { row: number; novel: string[] }[] = [];
     lines.forEach((line, row) => {
-      const novel = novelIdentifiers(line, counts, builtins, declaredElsewhere);
+      const novel = novelIdentifiers(line, counts, builtins, declaredElsewhere, languageId);
       if (novel) rows.push({ row, novel });
     });
     for (const { row, novel } of shuffled(rows, next).slice(0, MAX_SAMPLES_PER_FILE)) {

@@ -25,6 +25,19 @@ describe('calibration samples', () => {
     assert.deepStrictEqual(novelIdentifiers(line, counts(file), builtinNames(), declaredElsewhere), ['findByEmail']);
   });
 
+  it("never counts what the line declares: keys, members, a method's name, Python and Go bindings", () => {
+    const builtins = builtinNames();
+    const file = counts('');
+    const check = (line: string, language?: string): string[] | undefined =>
+      novelIdentifiers(line, file, builtins, declaredElsewhere, language);
+    assert.strictEqual(check('findByEmail: 42,'), undefined);
+    assert.deepStrictEqual(check('findByEmail: new UserRepo(),'), ['UserRepo']);
+    assert.deepStrictEqual(check('static saveUser?: UserRepo = null;'), ['UserRepo']);
+    assert.deepStrictEqual(check('async findByEmail(repo: UserRepo) {'), ['UserRepo']);
+    assert.deepStrictEqual(check('findByEmail, saveUser = UserRepo()', 'python'), ['UserRepo']);
+    assert.deepStrictEqual(check('findByEmail := UserRepo{saveUser: 1}', 'go'), ['UserRepo', 'saveUser']);
+  });
+
   it('skips comments, imports, names inside strings, and lines with a name nothing declares', () => {
     const builtins = builtinNames();
     const file = counts('');
