@@ -35,7 +35,7 @@ export interface BenchReport {
   perRetriever: Partial<Record<RetrieverName, number>>;
   /** Recall of the fusion of all retrievers, whatever the calibration chose. */
   fused: number;
-  /** The profile calibration chose on the repository's own lines (task files left out), and what it saw. */
+  /** The profile calibration chose on the repository's own lines (task lines left out), and what it saw. */
   calibration: { profile: string; samples: number; recall: Record<string, number>; ms: number };
   /** Median and 95th-percentile milliseconds of each stage of RepoGate's retrieval. */
   stages: Record<string, { p50: number; p95: number }>;
@@ -134,7 +134,7 @@ export async function runBench(
     // never land inside RepoGate's timings.
     const cross = tasks.filter((t) => t.metadata.kind === 'cross');
     const calibration = await calibrate(index, async (p) => texts.get(p), {
-      exclude: new Set(cross.map((t) => t.metadata.file)),
+      exclude: new Set(cross.map((t) => `${t.metadata.file}:${t.metadata.groundtruth_start_lineno}`)),
       budget,
     });
     log(

@@ -73,7 +73,7 @@ async function libraryRepo(root: string): Promise<void> {
 }
 
 describe('calibration', () => {
-  it('samples the same lines every time, never from excluded files, each cut out of its file', async function () {
+  it('samples the same lines every time, never an excluded one, each cut out of its file', async function () {
     this.timeout(60_000);
     const { dir, cleanup } = await tempDir();
     try {
@@ -81,13 +81,14 @@ describe('calibration', () => {
       const index = new RepoIndex(dir);
       await buildIndex(index, { root: dir });
       const read = (p: string): Promise<string> => fs.readFile(path.join(dir, p), 'utf8');
-      const exclude = new Set(['src/features/feature0.ts', 'src/features/feature1.ts']);
+      const all = await calibrationSamples(index, read);
+      const exclude = new Set(all.slice(0, 5).map((s) => `${s.path}:${s.cursor.line}`));
       const first = await calibrationSamples(index, read, { exclude });
       const again = await calibrationSamples(index, read, { exclude });
       assert.deepStrictEqual(again, first);
       assert.ok(first.length >= 30, `${first.length} samples`);
       for (const sample of first) {
-        assert.ok(!exclude.has(sample.path), sample.path);
+        assert.ok(!exclude.has(`${sample.path}:${sample.cursor.line}`), `${sample.path}:${sample.cursor.line}`);
         const original = (await read(sample.path)).split('\n');
         const cut = sample.text.split('\n');
         assert.strictEqual(cut.length, original.length);
@@ -104,8 +105,8 @@ describe('calibration', () => {
     const covered = (fused: number, lexical: number): Map<string, number> =>
       new Map([...PROFILES.map((p) => [p.name, 0] as const), ['fused', fused], ['lexical', lexical]]);
     assert.strictEqual(chooseProfile(covered(60, 60), 100), FUSED);
-    assert.strictEqual(chooseProfile(covered(60, 64), 100), FUSED);
-    assert.strictEqual(chooseProfile(covered(60, 65), 100).name, 'lexical');
+    assert.strictEqual(chooseProfile(covered(60, 62), 100), FUSED);
+    assert.strictEqual(chooseProfile(covered(60, 63), 100).name, 'lexical');
     assert.strictEqual(chooseProfile(covered(5, 20), 20), FUSED);
   });
 
@@ -121,7 +122,7 @@ describe('calibration', () => {
       assert.ok(result.samples >= 30);
       const best = Math.max(...Object.values(result.recall));
       assert.ok(best > 0, JSON.stringify(result.recall));
-      assert.ok(result.recall[result.profile.name] >= best - 0.05, JSON.stringify(result));
+      assert.ok(result.recall[result.profile.name] >= best - 0.03, JSON.stringify(result));
       index.dispose();
     } finally {
       await cleanup();
