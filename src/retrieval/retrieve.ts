@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../defaults';
 import type { RepoIndex } from '../index/repoIndex';
 import { languageForPath } from '../index/languages';
-import { codeTerms } from '../index/tokenize';
+import { codeTerms, identifiers } from '../index/tokenize';
 import type { FileFacts } from '../index/types';
 import { definitionRetriever } from './definitions';
 import { fuse, strongFirst } from './fusion';
@@ -101,7 +101,23 @@ export function fuseAndPack(
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { ranked, strongBy } = rerank(fuse(results), context.query, context.request.path);
   const { ordered, strong } = strongFirst(ranked, strongBy);
-  return packSnippets(ordered, budget, memberPriority(context), { ...FIRST_PASS, uncapped: strong });
+  return packSnippets(ordered, budget, memberPriority(context), {
+    ...FIRST_PASS,
+    uncapped: strong,
+    known: shown(context),
+  });
+}
+
+/** Characters around the cursor taken as what the prompt shows: about an 8,192-token context, mostly before it. */
+const SHOWN_BEFORE = 24_000;
+const SHOWN_AFTER = 8_000;
+
+/** Identifiers of the current file that the prompt shows anyway, near the cursor. */
+function shown({ request }: RetrievalContext): Set<string> {
+  const lines = request.text.split('\n', request.cursor.line);
+  let at = request.cursor.character;
+  for (const line of lines) at += line.length + 1;
+  return new Set(identifiers(request.text.slice(Math.max(0, at - SHOWN_BEFORE), at + SHOWN_AFTER)));
 }
 
 /**

@@ -274,6 +274,23 @@ describe('packing and verbalization', () => {
     );
   });
 
+  it('defers a candidate that names only what the prompt or packed snippets show, unless it is strong', () => {
+    const repeat = snippet('const user = repo.find(id);', 'repeat.ts', 3);
+    const fresh = snippet('export function saveUser(user: User) {}', 'fresh.ts', 2);
+    const again = snippet('saveUser(user);', 'again.ts', 1);
+    const known = new Set(['const', 'user', 'repo', 'find', 'id']);
+    const budget = 'fresh.ts'.length + fresh.text.length + 2 + 100;
+    assert.deepStrictEqual(
+      packSnippets([repeat, fresh, again], budget, undefined, { known }).packed.map((s) => s.path),
+      ['fresh.ts', 'repeat.ts'],
+      'the repeated line waits for what is left after the fresh one (and `again`, naming only packed names, waits too)',
+    );
+    assert.deepStrictEqual(
+      packSnippets([repeat, fresh], 2000, undefined, { known, uncapped: new Set([repeat]) }).packed.map((s) => s.path),
+      ['repeat.ts', 'fresh.ts'],
+    );
+  });
+
   it('leaves out the lines that hold only a comment, in the syntax of the snippet’s language', () => {
     const code = [
       'function find(id: string) {',
