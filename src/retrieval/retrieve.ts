@@ -26,14 +26,14 @@ export const RETRIEVERS: readonly Retriever[] = [
 ];
 
 /**
- * First-pass limits: definitions leave half the budget to other code (they find different things), sibling-file
- * windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
+ * First-pass limits: definitions leave 40% of the budget to other code (they find different things; 0.6 against
+ * 0.4–0.75 on the tuning half once repeats wait, decisions R11), sibling-file windows a quarter; global similar windows get no first-pass share (placed first when strong, otherwise in rank
  * order: a quarter for them tied on the tuning half, and lost there with a tighter BM25 query; decisions R5); an
  * outline gets what it is charged for in the rerank, another definition 600 characters (+1.9 points of recall on
  * the development benchmark). Comment-only lines are not packed (decisions R9).
  */
 const FIRST_PASS: FirstPassLimits = {
-  shares: { definition: 0.5, similar: 0, sibling: 0.25 },
+  shares: { definition: 0.6, similar: 0, sibling: 0.25 },
   outlineChars: FOCUSED_OUTLINE_CHARS,
   definitionChars: 600,
   codeOnly: true,
