@@ -72,15 +72,26 @@ async function libraryRepo(root: string): Promise<void> {
   await writeFiles(root, files);
 }
 
+/** The library repository indexed in a temporary folder, for `test`; removed afterwards. */
+async function withLibraryIndex(
+  test: (index: RepoIndex, read: (p: string) => Promise<string>) => Promise<void>,
+): Promise<void> {
+  const { dir, cleanup } = await tempDir();
+  const index = new RepoIndex(dir);
+  try {
+    await libraryRepo(dir);
+    await buildIndex(index, { root: dir });
+    await test(index, (p) => fs.readFile(path.join(dir, p), 'utf8'));
+  } finally {
+    index.dispose();
+    await cleanup();
+  }
+}
+
 describe('calibration', () => {
   it('samples the same lines every time, never an excluded one, each cut out of its file', async function () {
     this.timeout(60_000);
-    const { dir, cleanup } = await tempDir();
-    try {
-      await libraryRepo(dir);
-      const index = new RepoIndex(dir);
-      await buildIndex(index, { root: dir });
-      const read = (p: string): Promise<string> => fs.readFile(path.join(dir, p), 'utf8');
+    await withLibraryIndex(async (index, read) => {
       const all = await calibrationSamples(index, read);
       const exclude = new Set(all.slice(0, 5).map((s) => `${s.path}:${s.cursor.line}`));
       const first = await calibrationSamples(index, read, { exclude });
@@ -95,10 +106,7 @@ describe('calibration', () => {
         assert.strictEqual(cut[sample.cursor.line], original[sample.cursor.line].slice(0, sample.cursor.character));
         for (const name of sample.novel) assert.ok(!new RegExp(`\\b${name}\\b`).test(sample.text), name);
       }
-      index.dispose();
-    } finally {
-      await cleanup();
-    }
+    });
   });
 
   it('keeps the fusion on a tie or too few samples, and takes a retriever that covers clearly more', () => {
@@ -112,21 +120,13 @@ describe('calibration', () => {
 
   it('chooses a profile that covers, on its samples, as much as the best retriever alone (within the margin)', async function () {
     this.timeout(60_000);
-    const { dir, cleanup } = await tempDir();
-    try {
-      await libraryRepo(dir);
-      const index = new RepoIndex(dir);
-      await buildIndex(index, { root: dir });
-      const read = (p: string): Promise<string> => fs.readFile(path.join(dir, p), 'utf8');
+    await withLibraryIndex(async (index, read) => {
       const result = await calibrate(index, read, { budget: 2000 });
       assert.ok(result.samples >= 30);
       const best = Math.max(...Object.values(result.recall));
       assert.ok(best > 0, JSON.stringify(result.recall));
       assert.ok(result.recall[result.profile.name] >= best - 0.03, JSON.stringify(result));
-      index.dispose();
-    } finally {
-      await cleanup();
-    }
+    });
   });
 
   it('runs in the index worker after a build, and retrieval goes on meanwhile', async function () {
