@@ -101,7 +101,7 @@ export function fuseAndPack(
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { ranked, strongBy } = rerank(fuse(results), context.query, context.request.path);
   const { ordered, strong } = strongFirst(ranked, strongBy);
-  return packSnippets(ordered, budget, memberPriority(context, results), {
+  return packSnippets(ordered, budget, memberPriority(context), {
     ...FIRST_PASS,
     uncapped: strong,
     known: shown(context),
@@ -120,32 +120,15 @@ function shown({ request }: RetrievalContext): Set<string> {
   return new Set(identifiers(request.text.slice(Math.max(0, at - SHOWN_BEFORE), at + SHOWN_AFTER)));
 }
 
-/** Candidates of each other path whose names count as what analogous code uses (8 and 16 tied on the tuning half). */
-const ANALOGOUS_HITS = 8;
-/** Priority a member gains when analogous code names it: as much as one word shared with the cursor's lines. */
-const ANALOGOUS_WEIGHT = 3;
-
 /**
  * An outline too long for the budget keeps the members whose name shares words with the lines around the
- * cursor or that the other paths' best candidates name (what analogous code calls on the type; +0.8 points on
- * the tuning half, decisions R11), then those the repository uses most; those already used around the cursor go
- * last (the prompt shows them).
+ * cursor, then those the repository uses most; those already used around the cursor go last (the prompt shows them).
  */
-function memberPriority(
-  { index, query }: RetrievalContext,
-  results: readonly { name: RetrieverName; hits: readonly Hit[] }[],
-): (name: string) => number {
+function memberPriority({ index, query }: RetrievalContext): (name: string) => number {
   const inFile = new Set(query.anchors.map((a) => a.name));
   const nearTerms = new Set(codeTerms(query.lexicalText));
-  let analogous: Set<string> | undefined;
   return (name) => {
-    analogous ??= new Set(
-      results
-        .filter((r) => r.name !== 'definition')
-        .flatMap((r) => r.hits.slice(0, ANALOGOUS_HITS).flatMap((h) => identifiers(h.snippet.text))),
-    );
     const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
-    const used = analogous.has(name) ? ANALOGOUS_WEIGHT : 0;
-    return (Math.log1p(index.frequency(name)) + 3 * shared + used) * (inFile.has(name) ? 0.1 : 1);
+    return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
   };
 }

@@ -220,30 +220,6 @@ describe('fusion', () => {
     assert.strictEqual(packed[0].text, Array.from({ length: 20 }, (_, i) => `call${i}();`).join('\n'));
   });
 
-  it('focuses an oversized outline on the members that analogous code (another path) names', () => {
-    const members = Array.from({ length: 60 }, (_, i) => `helperNumber${i}`);
-    const outline: Hit = {
-      ...hit('definition', 'src/utils.ts', 1, false, ''),
-      snippet: {
-        ...hit('definition', 'src/utils.ts', 1, false, '').snippet,
-        text: ['export class Utils {', ...members.map((m) => `  static ${m}(value: unknown): boolean`), '}'].join('\n'),
-        members,
-      },
-    };
-    const analogous = hit('lexical', 'src/other.ts', 1, false, 'if (Utils.helperNumber57(x)) return;');
-    const packedOutline = (results: { name: RetrieverName; hits: Hit[] }[]): string =>
-      fuseAndPack(results, context, 2000).packed.find((s) => s.path === 'src/utils.ts')!.text;
-    assert.ok(!/\bhelperNumber57\b/.test(packedOutline([{ name: 'definition', hits: [outline] }])));
-    assert.ok(
-      /\bhelperNumber57\b/.test(
-        packedOutline([
-          { name: 'definition', hits: [outline] },
-          { name: 'lexical', hits: [analogous] },
-        ]),
-      ),
-    );
-  });
-
   it('keeps the fused order when no evidence is strong', () => {
     const definitions = Array.from({ length: 3 }, (_, i) =>
       hit('definition', `src/d${i}.ts`, 1 - i / 10, false, `export const d${i} = 1;`),
