@@ -7,6 +7,7 @@ import { buildIndex } from '../index/workspace';
 import { WindowBaselines } from '../retrieval/baselines';
 import { calibrate } from '../retrieval/calibration';
 import { coversAll } from '../retrieval/coverage';
+import { FUSED } from '../retrieval/profiles';
 import { RETRIEVERS, retrieve } from '../retrieval/retrieve';
 import type { RetrieverName, Snippet } from '../retrieval/types';
 import type { Task } from './makeTasks';
@@ -152,7 +153,9 @@ export async function runBench(
       const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget }, calibration.profile);
       times.repogate.push(performance.now() - started);
       if (isHit(task, result.snippets)) hits.repogate++;
-      if (isHit(task, retrieve(index, { path: file, text: doc.text, cursor: doc, budget }).snippets)) hits.fused++;
+      const fused =
+        calibration.profile === FUSED ? result : retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
+      if (isHit(task, fused.snippets)) hits.fused++;
       for (const [stage, ms] of Object.entries(result.timings.stages)) {
         const list = stageTimes.get(stage);
         if (list) list.push(ms);

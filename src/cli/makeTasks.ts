@@ -12,6 +12,7 @@ import { isProductSource } from '../index/productPath';
 import { seededRandom, shuffled } from '../index/seededRandom';
 import type { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
+import { wordCounts } from '../index/tokenize';
 import { languageBuiltins } from '../index/builtins';
 import { goRole, PYTHON_GO_IDENTIFIERS, pythonRole, type IdentifierRole } from './taskRoles';
 
@@ -217,16 +218,6 @@ function startsCode(tree: Tree, row: number, column: number, index: number): boo
     if (node.type === 'export_statement' && node.childForFieldName('source')) return false;
   }
   return true;
-}
-
-/** Occurrences of each identifier-shaped word, matched on word boundaries (`1e5` holds no `e5`). */
-function wordCounts(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const word of text.match(/[\w$]+/g) ?? []) {
-    if (/^\d/.test(word)) continue;
-    counts.set(word, (counts.get(word) ?? 0) + 1);
-  }
-  return counts;
 }
 
 interface Candidate {

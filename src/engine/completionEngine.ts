@@ -26,7 +26,7 @@ import {
 } from '../model/promptBudget';
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
-import { offsetOf } from './document';
+import { offsetOf } from '../retrieval/cursor';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
 
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;

@@ -27,3 +27,13 @@ export function codeTerms(text: string): string[] {
   }
   return terms;
 }
+
+/** Occurrences of each identifier-shaped word, matched on word boundaries (`1e5` holds no `e5`). */
+export function wordCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const word of text.match(/[\w$]+/g) ?? []) {
+    if (/^\d/.test(word)) continue;
+    counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  return counts;
+}

@@ -9,6 +9,7 @@ import { languageForPath } from '../index/languages';
 import { isProductSource } from '../index/productPath';
 import type { RepoIndex } from '../index/repoIndex';
 import { seededRandom, shuffled } from '../index/seededRandom';
+import { wordCounts } from '../index/tokenize';
 import { coversAll } from './coverage';
 import { FUSED, PROFILES, type FusionProfile } from './profiles';
 import { fuseAndPack, retrievalContext, runRetrievers } from './retrieve';
@@ -63,7 +64,6 @@ export interface CalibrationOptions {
 /** Comments, imports and package clauses: lines that are not code to complete. */
 const NOT_CODE = /^(\/\/|\/\*|\*|#|import\b|from\s+\S+\s+import\b|package\b|export\s+(\*|\{[^}]*\})\s*from\b)/;
 const STRING = /(['"`])(?:\\.|(?!\1)[^\\\n])*\1/g;
-const WORD = /[A-Za-z_$][\w$]*/g;
 const DECLARED = /\b(?:const|let|var|function|class|interface|type|enum|def|func)\s+([A-Za-z_$][\w$]*)/g;
 /** Keys of object literals and type members, typed parameters and fields (`name: …`, `static name?: …`). */
 const KEY =
@@ -84,12 +84,6 @@ function declaredOn(code: string, languageId: string): Set<string> {
   for (const name of binding?.[1]?.split(',') ?? []) names.add(name.trim());
   if (binding?.[2]) names.add(binding[2]);
   return names;
-}
-
-function wordCounts(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const [word] of text.matchAll(WORD)) counts.set(word, (counts.get(word) ?? 0) + 1);
-  return counts;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { RepoIndex } from '../index/repoIndex';
 import { languageForPath } from '../index/languages';
 import { codeTerms, identifiers } from '../index/tokenize';
 import type { FileFacts } from '../index/types';
+import { offsetOf } from './cursor';
 import { definitionRetriever } from './definitions';
 import { fuse, strongFirst } from './fusion';
 import { lexicalRetriever } from './lexical';
@@ -114,9 +115,7 @@ const SHOWN_AFTER = 8_000;
 
 /** Identifiers of the current file that the prompt shows anyway, near the cursor. */
 function shown({ request }: RetrievalContext): Set<string> {
-  const lines = request.text.split('\n', request.cursor.line);
-  let at = request.cursor.character;
-  for (const line of lines) at += line.length + 1;
+  const at = offsetOf(request.text, request.cursor);
   return new Set(identifiers(request.text.slice(Math.max(0, at - SHOWN_BEFORE), at + SHOWN_AFTER)));
 }
 

@@ -1,4 +1,4 @@
-import type { Cursor } from '../retrieval/types';
+import type { Cursor } from './types';
 
 /** The character offset of a cursor (zero-based line and UTF-16 column) in a document's text, clamped to the line. */
 export function offsetOf(text: string, cursor: Cursor): number {
