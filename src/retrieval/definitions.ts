@@ -87,10 +87,11 @@ export class DefinitionRetriever {
       binding.names.forEach((name, i) => {
         if (name === '*' || BUILTIN_TYPES.has(name)) return;
         const weight = Math.max(IMPORT_WEIGHT, anchorWeight.get(name) ?? 0);
-        if (binding.imported[i] === '*') {
+        const modules = binding.imported[i] === '*' ? targets : this.submodules(targets, binding.imported[i]);
+        if (modules.length) {
           // `ns.member`: the module's exports are what the next line may name.
-          for (const target of targets)
-            this.offerModule(target, `import * as ${name} from '${binding.specifier}'`, weight);
+          for (const target of modules)
+            this.offerModule(target, importLine(binding.specifier, name, binding.imported[i]), weight);
         } else {
           for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
         }
@@ -244,10 +245,11 @@ export class DefinitionRetriever {
       if (at < 0) continue;
       const imported = binding.imported[at];
       const refs: SymbolRef[] = [];
-      for (const target of targets) {
-        if (imported === '*') refs.push(...this.moduleRefs(target));
-        else refs.push(...this.exportedFrom(target, imported === 'default' ? name : imported, 0));
-      }
+      const modules = imported === '*' ? targets : this.submodules(targets, imported);
+      for (const target of modules) refs.push(...this.moduleRefs(target));
+      if (modules.length === 0)
+        for (const target of targets)
+          refs.push(...this.exportedFrom(target, imported === 'default' ? name : imported, 0));
       if (refs.length || targets.length) return refs;
     }
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
@@ -281,6 +283,15 @@ export class DefinitionRetriever {
       }
     }
     return [];
+  }
+
+  /**
+   * The targets of `from package import name` that are the submodule `name` itself (`from scrapy import
+   * signals`), when no target declares `name`: the binding is then a namespace import of that module.
+   */
+  private submodules(targets: readonly string[], imported: string): string[] {
+    const modules = targets.filter((t) => moduleName(t) === imported);
+    return modules.length && targets.every((t) => this.exportedFrom(t, imported, 0).length === 0) ? modules : [];
   }
 
   /** A namespace import (`import * as ns`, Go packages, Python modules): the module's top-level types. */
@@ -358,6 +369,19 @@ export function chunkFor(index: RepoIndex, ref: SymbolRef): Chunk | undefined {
     if (!best || chunk.range.end - chunk.range.start < best.range.end - best.range.start) best = chunk;
   }
   return best;
+}
+
+/** A module's name as imported: its file name less the extension, or its package folder's for `__init__`. */
+function moduleName(file: string): string {
+  const parts = file.replace(/\.[^./]*$/, '').split('/');
+  const last = parts.pop()!;
+  return last === '__init__' ? (parts.pop() ?? '') : last;
+}
+
+/** How the header of a module outline shows the import that binds it. */
+function importLine(specifier: string, local: string, imported: string): string {
+  if (imported === '*') return `import * as ${local} from '${specifier}'`;
+  return `from ${specifier} import ${imported}${local === imported ? '' : ` as ${local}`}`;
 }
 
 /** Names after `extends` / `implements` / Python bases / Rust `impl X for`. */

@@ -102,6 +102,48 @@ describe('retrieval', () => {
     assert.ok(go.snippets.some((s) => s.path === 'pkg/store/store.go'));
   });
 
+  it('reads `from package import module` as a namespace import of that module', async () => {
+    const STATS =
+      'from crawl import signals\n\ndef connect(crawler):\n    crawler.connect(handler, signals.engine_started)\n    \n';
+    const HOOKS = 'from crawl.middleware import signals\n\ndef connect():\n    return signals()\n';
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'crawl/__init__.py': 'from .engine import Engine\n',
+        'crawl/engine.py': 'class Engine:\n    def start(self):\n        pass\n',
+        'crawl/signals.py': 'engine_started = object()\nresponse_downloaded = object()\nitem_dropped = object()\n',
+        'crawl/middleware.py': 'def signals():\n    return []\n',
+        'crawl/stats.py': STATS,
+        'crawl/hooks.py': HOOKS,
+      });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const asModule = retrieve(repo, {
+        path: 'crawl/stats.py',
+        text: STATS,
+        cursor: { line: 4, character: 4 },
+        retrievers: ['definition'],
+      });
+      const outline = asModule.snippets.find((s) => s.path === 'crawl/signals.py');
+      assert.ok(outline, asModule.snippets.map((s) => s.path).join());
+      assert.match(outline.text, /from crawl import signals/);
+      assert.ok(outline.text.includes('response_downloaded'), 'the module lists what the next line may name');
+      // A module that declares the imported name is not a namespace import of a same-named submodule.
+      const declared = retrieve(repo, {
+        path: 'crawl/hooks.py',
+        text: HOOKS,
+        cursor: { line: 3, character: 4 },
+      });
+      assert.ok(
+        declared.snippets.some((s) => s.text.startsWith('def signals')),
+        declared.snippets.map((s) => s.text).join('|'),
+      );
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('shows what followed the code most similar to the lines before the cursor', async () => {
     // A 40-line function whose first 20 lines read like the current file's, then a call it makes next.
     const similar = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
