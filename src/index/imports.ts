@@ -76,9 +76,20 @@ function pythonImports(root: Node): ImportBinding[] {
 function goImports(root: Node): ImportBinding[] {
   return root.descendantsOfType('import_spec').map((spec) => {
     const specifier = unquote(spec!.childForFieldName('path')!.text);
-    const local = spec!.childForFieldName('name')?.text ?? specifier.split('/').pop()!;
+    const local = spec!.childForFieldName('name')?.text ?? goPackageName(specifier);
     return binding(specifier, [[local, '*']], spec!.startPosition.row);
   });
+}
+
+/**
+ * The name an unaliased Go import binds, by the convention its path follows: the last element, less a major
+ * version (`github.com/gofiber/fiber/v3` → fiber, `gopkg.in/yaml.v3` → yaml).
+ */
+function goPackageName(specifier: string): string {
+  const parts = specifier.split('/');
+  const last = parts.pop()!;
+  if (/^v\d+$/.test(last) && parts.length > 1) return parts.pop()!.replace(/\.v\d+$/, '');
+  return last.replace(/\.v\d+$/, '');
 }
 
 function rustImports(root: Node): ImportBinding[] {

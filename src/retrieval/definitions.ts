@@ -56,6 +56,7 @@ export class DefinitionRetriever {
   private readonly local: LocalDeclarations;
   /** Names resolve the same way many times in one retrieval (every anchor, every hop). */
   private readonly resolved = new Map<string, SymbolRef[]>();
+  private namespaceNames?: Set<string>;
 
   private constructor(
     private readonly index: RepoIndex,
@@ -89,9 +90,16 @@ export class DefinitionRetriever {
         const weight = Math.max(IMPORT_WEIGHT, anchorWeight.get(name) ?? 0);
         const modules = binding.imported[i] === '*' ? targets : this.submodules(targets, binding.imported[i]);
         if (modules.length) {
-          // `ns.member`: the module's exports are what the next line may name.
-          for (const target of modules)
-            this.offerModule(target, importLine(binding.specifier, name, binding.imported[i]), weight);
+          // `ns.member`: the module's exports are what the next line may name. Of a package of many files (Go),
+          // those declaring the members used near the cursor keep the weight; the others stay at the floor.
+          const used = new Set(
+            query.anchors.filter((a) => a.chain.length === 2 && a.chain[0] === name).map((a) => a.name),
+          );
+          const header = importLine(this.facts.language, binding.specifier, name, binding.imported[i]);
+          for (const target of modules) {
+            const declares = modules.length === 1 || this.index.facts(target)?.symbols.some((s) => used.has(s.name));
+            this.offerModule(target, header, declares ? weight : IMPORT_WEIGHT);
+          }
         } else {
           for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
         }
@@ -155,9 +163,23 @@ export class DefinitionRetriever {
       types = types.flatMap((owner) => this.memberTypes(owner, chain[i]));
       for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
-    if (chain.length === 1)
+    // A namespace is offered as its module's outline (run's import loop), not as a few of its types.
+    if (chain.length === 1 && !this.namespaces().has(name))
       for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
     return out;
+  }
+
+  /** Names this file binds to a whole module: `import * as ns`, Go packages, Python `import m`, `from p import m`. */
+  private namespaces(): Set<string> {
+    if (!this.namespaceNames) {
+      this.namespaceNames = new Set();
+      for (const { binding, targets } of this.index.imports(this.facts.path))
+        binding.names.forEach((name, i) => {
+          const imported = binding.imported[i];
+          if (imported === '*' || this.submodules(targets, imported).length) this.namespaceNames!.add(name);
+        });
+    }
+    return this.namespaceNames;
   }
 
   /** The types a chain's first identifier has: `this`'s class, a declared or constructed type, a call's result. */
@@ -379,9 +401,13 @@ function moduleName(file: string): string {
 }
 
 /** How the header of a module outline shows the import that binds it. */
-function importLine(specifier: string, local: string, imported: string): string {
-  if (imported === '*') return `import * as ${local} from '${specifier}'`;
-  return `from ${specifier} import ${imported}${local === imported ? '' : ` as ${local}`}`;
+function importLine(language: string, specifier: string, local: string, imported: string): string {
+  if (language === 'go') return `import ${local} "${specifier}"`;
+  if (language === 'python') {
+    const as = local === specifier.split('.').pop() || local === imported ? '' : ` as ${local}`;
+    return imported === '*' ? `import ${specifier}${as}` : `from ${specifier} import ${imported}${as}`;
+  }
+  return `import * as ${local} from '${specifier}'`;
 }
 
 /** Names after `extends` / `implements` / Python bases / Rust `impl X for`. */

@@ -122,13 +122,19 @@ describe('extract: other languages', () => {
   it('Go structs, receiver methods and package imports', async () => {
     const f = await facts(
       'cmd/main.go',
-      'package main\n\nimport m "example.com/x/models"\n\ntype Svc struct {\n\tRepo *m.UserRepo\n}\n\nfunc (s *Svc) Get(id string) error { return nil }\n',
+      'package main\n\nimport (\n\tm "example.com/x/models"\n\t"github.com/gofiber/fiber/v3"\n\t"gopkg.in/yaml.v3"\n\t"example.com/v2"\n)\n\ntype Svc struct {\n\tRepo *m.UserRepo\n}\n\nfunc (s *Svc) Get(id string) error { return nil }\n',
     );
     const get = f.symbols.find((s) => s.name === 'Get')!;
     assert.deepStrictEqual([get.kind, get.container], ['method', 'Svc']);
     assert.deepStrictEqual(
       f.imports.map((i) => [i.specifier, i.names]),
-      [['example.com/x/models', ['m']]],
+      [
+        ['example.com/x/models', ['m']],
+        // A major version is not the package's name.
+        ['github.com/gofiber/fiber/v3', ['fiber']],
+        ['gopkg.in/yaml.v3', ['yaml']],
+        ['example.com/v2', ['v2']],
+      ],
     );
     assert.ok(f.types.some((t) => t.name === 'Repo' && t.typeNames.includes('UserRepo')));
   });

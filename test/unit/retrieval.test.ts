@@ -144,6 +144,38 @@ describe('retrieval', () => {
     }
   });
 
+  it('offers the file of a Go package that declares the members used nearby, under a Go import line', async () => {
+    const HANDLER =
+      'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tc.Set(web.HeaderOrigin, "*")\n\t\n}\n';
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'go.mod': 'module example.com/web/v3\n',
+        'constants.go': `package web\n\nconst (\n${Array.from({ length: 8 }, (_, i) => `\tHeaderName${i} = "h${i}"`).join('\n')}\n\tHeaderOrigin = "Origin"\n\tHeaderVary = "Vary"\n)\n`,
+        'app.go': 'package web\n\ntype Map map[string]any\n\ntype Config struct {\n\tName string\n}\n',
+        'ctx.go': 'package web\n\ntype Ctx interface {\n\tSet(key, value string)\n}\n',
+        'middleware/cors/cors.go': HANDLER,
+      });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const result = retrieve(repo, {
+        path: 'middleware/cors/cors.go',
+        text: HANDLER,
+        cursor: { line: 6, character: 1 },
+        retrievers: ['definition'],
+      });
+      const paths = result.snippets.map((s) => s.path);
+      const constants = result.snippets.find((s) => s.path === 'constants.go');
+      assert.ok(constants, paths.join());
+      assert.ok(constants.text.startsWith('import web "example.com/web/v3"'), constants.text);
+      assert.ok(constants.text.includes('HeaderVary'));
+      assert.ok(paths.indexOf('constants.go') < paths.indexOf('app.go') || !paths.includes('app.go'), paths.join());
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('shows what followed the code most similar to the lines before the cursor', async () => {
     // A 40-line function whose first 20 lines read like the current file's, then a call it makes next.
     const similar = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
