@@ -10,7 +10,10 @@ function binding(specifier: string, pairs: [local: string, imported: string][], 
   return { specifier, names: pairs.map((p) => p[0]), imported: pairs.map((p) => p[1]), line };
 }
 
-/** `import a, {b as c} from 'x'`, `export {d} from 'y'`, `export * from 'z'`, `require('w')`, `import('v')`. */
+/**
+ * `import a, {b as c} from 'x'`, `export {d} from 'y'`, `export * from 'z'`, `export * as ns from 'u'`,
+ * `require('w')`, `import('v')`.
+ */
 function scriptImports(root: Node): ImportBinding[] {
   const out: ImportBinding[] = [];
   for (const node of root.namedChildren) {
@@ -27,6 +30,9 @@ function scriptImports(root: Node): ImportBinding[] {
         if (child?.type === 'identifier') pairs.push([child.text, 'default']);
         if (child?.type === 'namespace_import') pairs.push([child.namedChildren[0]?.text ?? '*', '*']);
       }
+      // `export * as ns from 'x'` binds one name to the whole module, unlike `export * from 'x'`.
+      const namespace = node.namedChildren.find((c) => c?.type === 'namespace_export')?.namedChildren[0]?.text;
+      if (namespace) pairs.push([namespace, '*']);
       if (node.type === 'export_statement' && pairs.length === 0) pairs.push(['*', '*']);
       out.push(binding(unquote(source.text), pairs, node.startPosition.row));
     }

@@ -312,8 +312,24 @@ export class DefinitionRetriever {
    * signals`), when no target declares `name`: the binding is then a namespace import of that module.
    */
   private submodules(targets: readonly string[], imported: string): string[] {
+    if (targets.some((t) => this.exportedFrom(t, imported, 0).length)) return [];
     const modules = targets.filter((t) => moduleName(t) === imported);
-    return modules.length && targets.every((t) => this.exportedFrom(t, imported, 0).length === 0) ? modules : [];
+    return modules.length ? modules : targets.flatMap((t) => this.reExportedNamespace(t, imported, 0));
+  }
+
+  /** The module `file` re-exports as `name` (`export * as name from`), through `export … from` chains. */
+  private reExportedNamespace(file: string, name: string, hops: number): string[] {
+    if (hops >= MAX_REEXPORT_HOPS) return [];
+    for (const { binding, targets } of this.index.imports(file)) {
+      const at = binding.names.indexOf(name);
+      if (at >= 0 && binding.imported[at] === '*') return targets;
+      const star = binding.names.length === 1 && binding.names[0] === '*';
+      if (at < 0 && !star) continue;
+      const inner = at >= 0 && binding.imported[at] !== 'default' ? binding.imported[at] : name;
+      const found = targets.flatMap((t) => this.reExportedNamespace(t, inner, hops + 1));
+      if (found.length) return found;
+    }
+    return [];
   }
 
   /** A namespace import (`import * as ns`, Go packages, Python modules): the module's top-level types. */

@@ -74,6 +74,8 @@ describe('extract: TypeScript', () => {
         ['./more', ['*'], ['*']],
       ],
     );
+    const namespace = await facts('src/index.ts', "export * as errors from './errors';\n");
+    assert.deepStrictEqual(namespace.imports[0].names, ['errors'], 'one name for the whole module');
     const types = new Map(f.types.map((t) => [t.name, t.typeNames]));
     assert.deepStrictEqual(types.get('repo'), ['UserRepo']);
     assert.deepStrictEqual(types.get('db'), ['Db']);

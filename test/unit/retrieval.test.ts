@@ -144,6 +144,33 @@ describe('retrieval', () => {
     }
   });
 
+  it('follows `export * as ns` to the module a named import of ns stands for', async () => {
+    const VIEW =
+      "import { AppError, ErrorData } from './errors/index';\n\nexport function view() {\n  throw new AppError(ErrorData.NotFound);\n  \n}\n";
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'src/errors/index.ts': "export * as ErrorData from './data';\nexport { AppError } from './error';\n",
+        'src/errors/error.ts': 'export class AppError extends Error {}\n',
+        'src/errors/data.ts': 'export const NotFound = { code: 404 };\nexport const Forbidden = { code: 403 };\n',
+        'src/view.ts': VIEW,
+      });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const result = retrieve(repo, {
+        path: 'src/view.ts',
+        text: VIEW,
+        cursor: { line: 4, character: 2 },
+        retrievers: ['definition'],
+      });
+      const data = result.snippets.find((s) => s.path === 'src/errors/data.ts');
+      assert.ok(data?.text.includes('Forbidden'), result.snippets.map((s) => `${s.path}: ${s.text}`).join('\n'));
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('offers the file of a Go package that declares the members used nearby, under a Go import line', async () => {
     const HANDLER =
       'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tc.Set(web.HeaderOrigin, "*")\n\t\n}\n';
