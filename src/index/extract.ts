@@ -188,6 +188,37 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
   return lines.join('\n');
 }
 
+/**
+ * A Python class's instance attributes (`self.settings = settings` in its methods), which its outline lists
+ * under the method that first assigns them: they are most of what `obj.` is followed by. They stay out of the
+ * symbol table (a name, not a declaration another file could import).
+ */
+function instanceAttributes(walk: Walk, body: Node, container: string, members: readonly SymbolInfo[]): SymbolInfo[] {
+  const seen = new Set(members.map((m) => m.name));
+  const found: SymbolInfo[] = [];
+  for (const child of body.namedChildren) {
+    const def = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+    if (def?.type !== 'function_definition') continue;
+    const row = def.startPosition.row;
+    for (const assignment of def.descendantsOfType('assignment')) {
+      const left = assignment!.childForFieldName('left');
+      if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self') continue;
+      const attribute = left.childForFieldName('attribute')?.text;
+      if (!attribute || seen.has(attribute)) continue;
+      seen.add(attribute);
+      found.push({
+        name: attribute,
+        kind: 'field',
+        container,
+        range: { start: row, end: row + 1 },
+        signature: walk.lines[assignment!.startPosition.row].trim(),
+        exported: !attribute.startsWith('_'),
+      });
+    }
+  }
+  return found;
+}
+
 /** Visit one declaration; returns the symbol it declared, if any. */
 function visitDecl(walk: Walk, node: Node, outer: Node, container: string | undefined): SymbolInfo | undefined {
   const spec = walk.spec;
@@ -219,6 +250,8 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   if (decl.container && body) {
     const members: SymbolInfo[] = [];
     walkChildren(walk, body, name, members);
+    if (spec.id === 'python') members.push(...instanceAttributes(walk, body, name, members));
+    members.sort((a, b) => a.range.start - b.range.start);
     addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [
       name,
       ...members.map((m) => m.name),

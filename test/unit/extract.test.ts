@@ -118,6 +118,14 @@ describe('extract: other languages', () => {
       ],
     );
     assert.deepStrictEqual(f.imports[0], { specifier: '.models', names: ['O'], imported: ['Order'], line: 0 });
+    // Instance attributes are listed in the outline, under the method that first assigns them, not as symbols.
+    const outline = f.chunks.find((c) => c.kind === 'outline')!;
+    assert.deepStrictEqual(outline.symbols, ['Checkout', '__init__', 'order', 'finish']);
+    assert.deepStrictEqual(outline.text.split('\n').slice(1), [
+      '    def __init__(self, db: Db) -> None',
+      '    self.order = Order("1")',
+      '    def finish(self) -> float',
+    ]);
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
   });
 
