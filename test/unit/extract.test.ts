@@ -129,6 +129,17 @@ describe('extract: other languages', () => {
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
   });
 
+  it('JavaScript instance attributes assigned in methods are listed in the class outline', async () => {
+    const f = await facts(
+      'lib/linter.js',
+      'class Linter {\n  constructor(options) {\n    this.options = options;\n  }\n  verify(code) {\n    this.lastCode = code;\n    this.options = null;\n  }\n}\n',
+    );
+    const outline = f.chunks.find((c) => c.kind === 'outline')!;
+    assert.deepStrictEqual(outline.symbols, ['Linter', 'constructor', 'options', 'verify', 'lastCode']);
+    assert.ok(outline.text.includes('this.options = options;'));
+    assert.ok(!f.symbols.some((s) => s.name === 'lastCode'), 'not a symbol of the repository');
+  });
+
   it('Go structs, receiver methods and package imports', async () => {
     const f = await facts(
       'cmd/main.go',
