@@ -92,10 +92,19 @@ function recordTyped(walk: Walk, node: Node, container: string | undefined): voi
   if (!typed) return;
   const typeNode = node.childForFieldName(typed.typeField);
   if (!typeNode) return;
-  const name = nameOf(node, typed.nameField);
+  // `self.settings: Settings = …` annotates the attribute, not `self`.
+  const target = typed.nameField ? node.childForFieldName(typed.nameField) : null;
+  const name = target?.type === 'attribute' ? selfAttribute(target, 'attribute') : nameOf(node, typed.nameField);
   if (!name) return;
   const typeNames = typeNamesIn(typeNode, walk.spec);
   if (typeNames.length) addType(walk, { name, typeNames, container, line: node.startPosition.row });
+}
+
+/** `x` of `self.x` / `this.x`; undefined for any other member target. */
+function selfAttribute(target: Node, field: string): string | undefined {
+  const object = target.childForFieldName('object')?.text;
+  const name = target.childForFieldName(field)?.text;
+  return (object === 'self' || object === 'this') && name && IDENTIFIER.test(name) ? name : undefined;
 }
 
 function addType(walk: Walk, annotation: TypeAnnotation): void {
@@ -257,7 +266,11 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   const decl = spec.decls[node.type];
   const name = nameOf(node, decl.nameField ?? 'name');
   if (!name) return undefined;
-  const value = decl.kind === 'variable' || decl.kind === 'field' ? node.childForFieldName('value') : null;
+  // Python's assignment names its value `right`.
+  const value =
+    decl.kind === 'variable' || decl.kind === 'field'
+      ? (node.childForFieldName('value') ?? node.childForFieldName('right'))
+      : null;
   const functionValue = value && FUNCTION_VALUES.has(value.type) ? value : null;
   let kind: SymbolKind = functionValue ? 'function' : decl.kind;
   // Go methods are declared at top level; their receiver type is their container.
@@ -277,7 +290,7 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   const header = node.childForFieldName('parameters');
   if (header) scanForTypes(walk, header, container, 0);
   recordTyped(walk, node, container);
-  if (value) recordConstruction(walk, node.childForFieldName('name'), value, container);
+  if (value) recordConstruction(walk, node.childForFieldName(decl.nameField ?? 'name'), value, container);
 
   if (decl.container && body) {
     const members: SymbolInfo[] = [];

@@ -129,6 +129,20 @@ describe('extract: other languages', () => {
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
   });
 
+  it('Python annotated attributes and module-level constructions type the name, not `self`', async () => {
+    const f = await facts(
+      'scrapy/crawler.py',
+      'types = ResponseTypes()\n\nclass Crawler:\n    def __init__(self, settings):\n        self.settings: Settings = settings.copy()\n',
+    );
+    assert.deepStrictEqual(
+      f.types.map((t) => [t.name, t.typeNames, t.container ?? '']),
+      [
+        ['types', ['ResponseTypes'], ''],
+        ['settings', ['Settings'], 'Crawler'],
+      ],
+    );
+  });
+
   it('JavaScript instance attributes assigned in methods are listed in the class outline', async () => {
     const f = await facts(
       'lib/linter.js',
