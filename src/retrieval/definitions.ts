@@ -293,10 +293,20 @@ export class DefinitionRetriever {
     const global = this.index
       .symbols(name)
       .filter(
-        (r) => r.path !== this.facts.path && !r.symbol.container && (r.symbol.exported || r.path.endsWith('.d.ts')),
+        (r) =>
+          r.path !== this.facts.path &&
+          !r.symbol.container &&
+          (r.symbol.exported || r.path.endsWith('.d.ts') || this.samePackage(r.path)),
       );
     if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
     return global;
+  }
+
+  /** Go: files of the current file's folder are one package, whose unexported names need no import. */
+  private samePackage(file: string): boolean {
+    if (this.facts.language !== 'go') return false;
+    const dir = this.facts.path.slice(0, this.facts.path.lastIndexOf('/') + 1);
+    return file.startsWith(dir) && !file.slice(dir.length).includes('/');
   }
 
   /** A symbol exported by `file`, directly or through `export … from` chains. */

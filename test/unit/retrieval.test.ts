@@ -200,7 +200,7 @@ describe('retrieval', () => {
 
   it('offers the file of a Go package that declares the members used nearby, under a Go import line', async () => {
     const HANDLER =
-      'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tc.Set(web.HeaderOrigin, "*")\n\t\n}\n';
+      'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tif allowed(c) {\n\t\tc.Set(web.HeaderOrigin, "*")\n\t}\n\t\n}\n';
     const { dir, cleanup } = await tempDir();
     try {
       await writeFiles(dir, {
@@ -209,16 +209,23 @@ describe('retrieval', () => {
         'app.go': 'package web\n\ntype Map map[string]any\n\ntype Config struct {\n\tName string\n}\n',
         'ctx.go': 'package web\n\ntype Ctx interface {\n\tSet(key, value string)\n}\n',
         'middleware/cors/cors.go': HANDLER,
+        'middleware/cors/allow.go': 'package cors\n\nfunc allowed(c web.Ctx) bool {\n\treturn true\n}\n',
+        'middleware/csrf/allow.go': 'package csrf\n\nfunc allowed(token string) bool {\n\treturn false\n}\n',
       });
       const repo = new RepoIndex(dir);
       await buildIndex(repo, { root: dir });
       const result = retrieve(repo, {
         path: 'middleware/cors/cors.go',
         text: HANDLER,
-        cursor: { line: 6, character: 1 },
+        cursor: { line: 8, character: 1 },
         retrievers: ['definition'],
       });
       const paths = result.snippets.map((s) => s.path);
+      // The package's unexported function, not the other package's namesake.
+      assert.ok(
+        paths.includes('middleware/cors/allow.go') && !paths.includes('middleware/csrf/allow.go'),
+        paths.join(),
+      );
       const constants = result.snippets.find((s) => s.path === 'constants.go');
       assert.ok(constants, paths.join());
       assert.ok(constants.text.startsWith('import web "example.com/web/v3"'), constants.text);
