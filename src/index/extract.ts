@@ -197,69 +197,6 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
   return lines.join('\n');
 }
 
-/** How a language assigns an instance attribute inside a method: `self.x = …`, `this.x = …`. */
-interface AttributeSyntax {
-  method: string;
-  assignment: string;
-  target: string;
-  object: string;
-  property: string;
-  self: string;
-}
-
-const ATTRIBUTE_SYNTAX: Partial<Record<string, AttributeSyntax>> = {
-  python: {
-    method: 'function_definition',
-    assignment: 'assignment',
-    target: 'attribute',
-    object: 'object',
-    property: 'attribute',
-    self: 'self',
-  },
-  javascript: {
-    method: 'method_definition',
-    assignment: 'assignment_expression',
-    target: 'member_expression',
-    object: 'object',
-    property: 'property',
-    self: 'this',
-  },
-};
-
-/**
- * A class's instance attributes assigned in its methods but declared nowhere (`self.settings = settings` in
- * Python, `this.options = options` in JavaScript), which its outline lists under the method that first assigns
- * them: they are much of what `obj.` is followed by. They stay out of the symbol table (a name, not a declaration
- * another file could import).
- */
-function instanceAttributes(walk: Walk, body: Node, container: string, members: readonly SymbolInfo[]): SymbolInfo[] {
-  const syntax = ATTRIBUTE_SYNTAX[walk.spec.id];
-  if (!syntax) return [];
-  const seen = new Set(members.map((m) => m.name));
-  const found: SymbolInfo[] = [];
-  for (const child of body.namedChildren) {
-    const def = child?.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
-    if (def?.type !== syntax.method) continue;
-    const row = def.startPosition.row;
-    for (const assignment of def.descendantsOfType(syntax.assignment)) {
-      const left = assignment!.childForFieldName('left');
-      if (left?.type !== syntax.target || left.childForFieldName(syntax.object)?.text !== syntax.self) continue;
-      const attribute = left.childForFieldName(syntax.property)?.text;
-      if (!attribute || !IDENTIFIER.test(attribute) || seen.has(attribute)) continue;
-      seen.add(attribute);
-      found.push({
-        name: attribute,
-        kind: 'field',
-        container,
-        range: { start: row, end: row + 1 },
-        signature: walk.lines[assignment!.startPosition.row].trim(),
-        exported: !attribute.startsWith('_') && !attribute.startsWith('#'),
-      });
-    }
-  }
-  return found;
-}
-
 /** Visit one declaration; returns the symbol it declared, if any. */
 function visitDecl(walk: Walk, node: Node, outer: Node, container: string | undefined): SymbolInfo | undefined {
   const spec = walk.spec;
@@ -295,8 +232,6 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   if (decl.container && body) {
     const members: SymbolInfo[] = [];
     walkChildren(walk, body, name, members);
-    members.push(...instanceAttributes(walk, body, name, members));
-    members.sort((a, b) => a.range.start - b.range.start);
     addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [
       name,
       ...members.map((m) => m.name),

@@ -200,20 +200,7 @@ export class DefinitionRetriever {
         refs.push(...types);
       }
     }
-    if (refs.length === 0 && !this.local.declared.has(head)) refs.push(...this.importedVariableTypes(head));
     return refs.slice(0, 4);
-  }
-
-  /** The types declared for a variable this file imports (`export const tokens: Tokens = {…}`). */
-  private importedVariableTypes(name: string): SymbolRef[] {
-    if (!this.index.imports(this.facts.path).some(({ binding }) => binding.names.includes(name))) return [];
-    return this.resolveName(name, this.facts.path).flatMap((ref) => {
-      if (ref.symbol.kind !== 'variable') return [];
-      const declared = this.index.facts(ref.path)?.types.filter((t) => t.name === ref.symbol.name && !t.container);
-      return (declared ?? []).flatMap((t) =>
-        t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, ref.path)),
-      );
-    });
   }
 
   /** The result type of a function imported into this file (`const x = makeThing()`). */

@@ -118,14 +118,6 @@ describe('extract: other languages', () => {
       ],
     );
     assert.deepStrictEqual(f.imports[0], { specifier: '.models', names: ['O'], imported: ['Order'], line: 0 });
-    // Instance attributes are listed in the outline, under the method that first assigns them, not as symbols.
-    const outline = f.chunks.find((c) => c.kind === 'outline')!;
-    assert.deepStrictEqual(outline.symbols, ['Checkout', '__init__', 'order', 'finish']);
-    assert.deepStrictEqual(outline.text.split('\n').slice(1), [
-      '    def __init__(self, db: Db) -> None',
-      '    self.order = Order("1")',
-      '    def finish(self) -> float',
-    ]);
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
   });
 
@@ -141,17 +133,6 @@ describe('extract: other languages', () => {
         ['settings', ['Settings'], 'Crawler'],
       ],
     );
-  });
-
-  it('JavaScript instance attributes assigned in methods are listed in the class outline', async () => {
-    const f = await facts(
-      'lib/linter.js',
-      'class Linter {\n  constructor(options) {\n    this.options = options;\n  }\n  verify(code) {\n    this.lastCode = code;\n    this.options = null;\n  }\n}\n',
-    );
-    const outline = f.chunks.find((c) => c.kind === 'outline')!;
-    assert.deepStrictEqual(outline.symbols, ['Linter', 'constructor', 'options', 'verify', 'lastCode']);
-    assert.ok(outline.text.includes('this.options = options;'));
-    assert.ok(!f.symbols.some((s) => s.name === 'lastCode'), 'not a symbol of the repository');
   });
 
   it('Go structs, receiver methods and package imports', async () => {

@@ -171,33 +171,6 @@ describe('retrieval', () => {
     }
   });
 
-  it('reads the type of an imported variable where it is declared', async () => {
-    const VIEW = "import tokens from './tokens';\n\nexport const style = {\n  fill: tokens.color.primary,\n  \n};\n";
-    const { dir, cleanup } = await tempDir();
-    try {
-      await writeFiles(dir, {
-        'src/tokens.ts':
-          "import type { Tokens } from './types';\nconst tokens: Tokens = makeTokens();\nexport default tokens;\n",
-        'src/types.ts': 'export interface Tokens {\n  color: Palette;\n  size: Sizes;\n  shadowBlur: number;\n}\n',
-        'src/view.ts': VIEW,
-      });
-      const repo = new RepoIndex(dir);
-      await buildIndex(repo, { root: dir });
-      const result = retrieve(repo, {
-        path: 'src/view.ts',
-        text: VIEW,
-        cursor: { line: 4, character: 2 },
-        retrievers: ['definition'],
-      });
-      const outline = result.snippets.find((s) => s.path === 'src/types.ts');
-      assert.ok(outline?.text.includes('shadowBlur'), result.snippets.map((s) => `${s.path}: ${s.text}`).join('\n'));
-      assert.match(outline!.why, /type of tokens/);
-      repo.dispose();
-    } finally {
-      await cleanup();
-    }
-  });
-
   it('offers the file of a Go package that declares the members used nearby, under a Go import line', async () => {
     const HANDLER =
       'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tif allowed(c) {\n\t\tc.Set(web.HeaderOrigin, "*")\n\t}\n\t\n}\n';
