@@ -322,22 +322,26 @@ export class DefinitionRetriever {
    * signals`), when no target declares `name`: the binding is then a namespace import of that module.
    */
   private submodules(targets: readonly string[], imported: string): string[] {
-    if (targets.some((t) => this.exportedFrom(t, imported, 0).length)) return [];
-    const modules = targets.filter((t) => moduleName(t) === imported);
-    return modules.length ? modules : targets.flatMap((t) => this.reExportedNamespace(t, imported, 0));
+    const named = targets.filter((t) => moduleName(t) === imported);
+    const modules = named.length ? named : targets.flatMap((t) => this.reExportedNamespace(t, imported, 0));
+    // Checked last: most bindings name no module, and for them this lookup is the costly part.
+    if (modules.length === 0 || targets.some((t) => this.exportedFrom(t, imported, 0).length)) return [];
+    return modules;
   }
 
-  /** The module `file` re-exports as `name` (`export * as name from`), through `export … from` chains. */
+  /**
+   * The module `file` re-exports as `name` (`export * as name from`), through named `export { … } from` links
+   * (not `export *`: followed for every imported name, those chains cost more than this rare form is worth).
+   */
   private reExportedNamespace(file: string, name: string, hops: number): string[] {
     if (hops >= MAX_REEXPORT_HOPS) return [];
     for (const { binding, targets } of this.index.imports(file)) {
       const at = binding.names.indexOf(name);
-      if (at >= 0 && binding.imported[at] === '*') return targets;
-      const star = binding.names.length === 1 && binding.names[0] === '*';
-      if (at < 0 && !star) continue;
-      const inner = at >= 0 && binding.imported[at] !== 'default' ? binding.imported[at] : name;
-      const found = targets.flatMap((t) => this.reExportedNamespace(t, inner, hops + 1));
-      if (found.length) return found;
+      if (at < 0) continue;
+      const imported = binding.imported[at];
+      if (imported === '*') return targets;
+      if (imported === 'default') return [];
+      return targets.flatMap((t) => this.reExportedNamespace(t, imported, hops + 1));
     }
     return [];
   }
