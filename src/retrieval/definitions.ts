@@ -322,7 +322,8 @@ export class DefinitionRetriever {
    * signals`), when no target declares `name`: the binding is then a namespace import of that module.
    */
   private submodules(targets: readonly string[], imported: string): string[] {
-    const named = targets.filter((t) => moduleName(t) === imported);
+    // Only Python imports a submodule by name; elsewhere a file named for its main export is no module import.
+    const named = this.facts.language === 'python' ? targets.filter((t) => moduleName(t) === imported) : [];
     const modules = named.length ? named : targets.flatMap((t) => this.reExportedNamespace(t, imported, 0));
     // Checked last: most bindings name no module, and for them this lookup is the costly part.
     if (modules.length === 0 || targets.some((t) => this.exportedFrom(t, imported, 0).length)) return [];
