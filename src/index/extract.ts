@@ -94,17 +94,16 @@ function recordTyped(walk: Walk, node: Node, container: string | undefined): voi
   if (!typeNode) return;
   // `self.settings: Settings = …` annotates the attribute, not `self`.
   const target = typed.nameField ? node.childForFieldName(typed.nameField) : null;
-  const name = target?.type === 'attribute' ? selfAttribute(target, 'attribute') : nameOf(node, typed.nameField);
+  const name = target?.type === 'attribute' ? selfAttribute(target) : nameOf(node, typed.nameField);
   if (!name) return;
   const typeNames = typeNamesIn(typeNode, walk.spec);
   if (typeNames.length) addType(walk, { name, typeNames, container, line: node.startPosition.row });
 }
 
-/** `x` of `self.x` / `this.x`; undefined for any other member target. */
-function selfAttribute(target: Node, field: string): string | undefined {
-  const object = target.childForFieldName('object')?.text;
-  const name = target.childForFieldName(field)?.text;
-  return (object === 'self' || object === 'this') && name && IDENTIFIER.test(name) ? name : undefined;
+/** `x` of Python's `self.x`; undefined for any other attribute target. */
+function selfAttribute(target: Node): string | undefined {
+  const name = target.childForFieldName('attribute')?.text;
+  return target.childForFieldName('object')?.text === 'self' && name && IDENTIFIER.test(name) ? name : undefined;
 }
 
 function addType(walk: Walk, annotation: TypeAnnotation): void {

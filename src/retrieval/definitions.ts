@@ -1,5 +1,6 @@
 import { BUILTIN_TYPES } from '../index/builtins';
 import type { RepoIndex, SymbolRef } from '../index/repoIndex';
+import { baseName, dirOf } from '../index/relPath';
 import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
 import { snippetOf } from './chunkWindows';
 import type { Anchor, RetrievalQuery } from './query';
@@ -56,7 +57,8 @@ export class DefinitionRetriever {
   private readonly local: LocalDeclarations;
   /** Names resolve the same way many times in one retrieval (every anchor, every hop). */
   private readonly resolved = new Map<string, SymbolRef[]>();
-  private namespaceNames?: Set<string>;
+  /** Per file, the names it binds to whole modules and those modules (see `moduleBindings`). */
+  private readonly moduleBound = new Map<string, Map<string, string[]>>();
 
   private constructor(
     private readonly index: RepoIndex,
@@ -84,12 +86,12 @@ export class DefinitionRetriever {
     }
     // What a file imports it uses, wherever the use is: its imported types stay candidates at a floor weight.
     const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
-    for (const { binding, targets } of this.index.imports(this.facts.path)) {
+    for (const { binding } of this.index.imports(this.facts.path)) {
       binding.names.forEach((name, i) => {
         if (name === '*' || BUILTIN_TYPES.has(name)) return;
         const weight = Math.max(IMPORT_WEIGHT, anchorWeight.get(name) ?? 0);
-        const modules = binding.imported[i] === '*' ? targets : this.submodules(targets, binding.imported[i]);
-        if (modules.length) {
+        const modules = this.moduleBindings(this.facts.path).get(name);
+        if (modules) {
           // `ns.member`: the module's exports are what the next line may name. Of a package of many files (Go),
           // those declaring the members used near the cursor keep the weight; the others stay at the floor.
           const used = new Set(
@@ -164,22 +166,30 @@ export class DefinitionRetriever {
       for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
     // A namespace is offered as its module's outline (run's import loop), not as a few of its types.
-    if (chain.length === 1 && !this.namespaces().has(name))
+    if (chain.length === 1 && !this.moduleBindings(this.facts.path).has(name))
       for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
     return out;
   }
 
-  /** Names this file binds to a whole module: `import * as ns`, Go packages, Python `import m`, `from p import m`. */
-  private namespaces(): Set<string> {
-    if (!this.namespaceNames) {
-      this.namespaceNames = new Set();
-      for (const { binding, targets } of this.index.imports(this.facts.path))
+  /**
+   * The names `file` binds to whole modules, with those modules: `import * as ns`, Go packages, Python `import m`
+   * and `from p import m` (a submodule), a named import of an `export * as` re-export. The first binding of a name
+   * counts, as in `resolveNameOnce`.
+   */
+  private moduleBindings(file: string): Map<string, string[]> {
+    let bound = this.moduleBound.get(file);
+    if (!bound) {
+      bound = new Map();
+      for (const { binding, targets } of this.index.imports(file))
         binding.names.forEach((name, i) => {
+          if (bound!.has(name)) return;
           const imported = binding.imported[i];
-          if (imported === '*' || this.submodules(targets, imported).length) this.namespaceNames!.add(name);
+          const modules = imported === '*' ? targets : this.submodules(targets, imported);
+          if (modules.length) bound!.set(name, modules);
         });
+      this.moduleBound.set(file, bound);
     }
-    return this.namespaceNames;
+    return bound;
   }
 
   /** The types a chain's first identifier has: `this`'s class, a declared or constructed type, a call's result. */
@@ -267,9 +277,9 @@ export class DefinitionRetriever {
       if (at < 0) continue;
       const imported = binding.imported[at];
       const refs: SymbolRef[] = [];
-      const modules = imported === '*' ? targets : this.submodules(targets, imported);
-      for (const target of modules) refs.push(...this.moduleRefs(target));
-      if (modules.length === 0)
+      const modules = this.moduleBindings(fromPath).get(name);
+      if (modules) for (const target of modules) refs.push(...this.moduleRefs(target));
+      else
         for (const target of targets)
           refs.push(...this.exportedFrom(target, imported === 'default' ? name : imported, 0));
       if (refs.length || targets.length) return refs;
@@ -291,9 +301,7 @@ export class DefinitionRetriever {
 
   /** Go: files of the current file's folder are one package, whose unexported names need no import. */
   private samePackage(file: string): boolean {
-    if (this.facts.language !== 'go') return false;
-    const dir = this.facts.path.slice(0, this.facts.path.lastIndexOf('/') + 1);
-    return file.startsWith(dir) && !file.slice(dir.length).includes('/');
+    return this.facts.language === 'go' && dirOf(file) === dirOf(this.facts.path);
   }
 
   /** A symbol exported by `file`, directly or through `export … from` chains. */
@@ -426,16 +434,17 @@ export function chunkFor(index: RepoIndex, ref: SymbolRef): Chunk | undefined {
 
 /** A module's name as imported: its file name less the extension, or its package folder's for `__init__`. */
 function moduleName(file: string): string {
-  const parts = file.replace(/\.[^./]*$/, '').split('/');
-  const last = parts.pop()!;
-  return last === '__init__' ? (parts.pop() ?? '') : last;
+  const name = baseName(file).replace(/\.[^.]*$/, '');
+  return name === '__init__' ? baseName(dirOf(file)) : name;
 }
 
 /** How the header of a module outline shows the import that binds it. */
 function importLine(language: string, specifier: string, local: string, imported: string): string {
   if (language === 'go') return `import ${local} "${specifier}"`;
   if (language === 'python') {
-    const as = local === specifier.split('.').pop() || local === imported ? '' : ` as ${local}`;
+    // `import a.b` binds `a`; `from p import m` binds `m`.
+    const bare = imported === '*' ? specifier.split('.')[0] : imported;
+    const as = local === bare ? '' : ` as ${local}`;
     return imported === '*' ? `import ${specifier}${as}` : `from ${specifier} import ${imported}${as}`;
   }
   return `import * as ${local} from '${specifier}'`;

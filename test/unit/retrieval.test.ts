@@ -26,6 +26,20 @@ export class AdminService {
 }
 `;
 
+/** Indexes `files` in a temporary folder for `check`, then removes both. */
+async function withRepo(files: Record<string, string>, check: (repo: RepoIndex) => void): Promise<void> {
+  const { dir, cleanup } = await tempDir();
+  const repo = new RepoIndex(dir);
+  try {
+    await writeFiles(dir, files);
+    await buildIndex(repo, { root: dir });
+    check(repo);
+  } finally {
+    repo.dispose();
+    await cleanup();
+  }
+}
+
 describe('retrieval', () => {
   it('follows a member chain through the declared type to the class outline', () => {
     const result = retrieve(index, {
@@ -106,77 +120,68 @@ describe('retrieval', () => {
     const STATS =
       'from crawl import signals\n\ndef connect(crawler):\n    crawler.connect(handler, signals.engine_started)\n    \n';
     const HOOKS = 'from crawl.middleware import signals\n\ndef connect():\n    return signals()\n';
-    const { dir, cleanup } = await tempDir();
-    try {
-      await writeFiles(dir, {
+    await withRepo(
+      {
         'crawl/__init__.py': 'from .engine import Engine\n',
         'crawl/engine.py': 'class Engine:\n    def start(self):\n        pass\n',
         'crawl/signals.py': 'engine_started = object()\nresponse_downloaded = object()\nitem_dropped = object()\n',
         'crawl/middleware.py': 'def signals():\n    return []\n',
         'crawl/stats.py': STATS,
         'crawl/hooks.py': HOOKS,
-      });
-      const repo = new RepoIndex(dir);
-      await buildIndex(repo, { root: dir });
-      const asModule = retrieve(repo, {
-        path: 'crawl/stats.py',
-        text: STATS,
-        cursor: { line: 4, character: 4 },
-        retrievers: ['definition'],
-      });
-      const outline = asModule.snippets.find((s) => s.path === 'crawl/signals.py');
-      assert.ok(outline, asModule.snippets.map((s) => s.path).join());
-      assert.match(outline.text, /from crawl import signals/);
-      assert.ok(outline.text.includes('response_downloaded'), 'the module lists what the next line may name');
-      // A module that declares the imported name is not a namespace import of a same-named submodule.
-      const declared = retrieve(repo, {
-        path: 'crawl/hooks.py',
-        text: HOOKS,
-        cursor: { line: 3, character: 4 },
-      });
-      assert.ok(
-        declared.snippets.some((s) => s.text.startsWith('def signals')),
-        declared.snippets.map((s) => s.text).join('|'),
-      );
-      repo.dispose();
-    } finally {
-      await cleanup();
-    }
+      },
+      (repo) => {
+        const asModule = retrieve(repo, {
+          path: 'crawl/stats.py',
+          text: STATS,
+          cursor: { line: 4, character: 4 },
+          retrievers: ['definition'],
+        });
+        const outline = asModule.snippets.find((s) => s.path === 'crawl/signals.py');
+        assert.ok(outline, asModule.snippets.map((s) => s.path).join());
+        assert.match(outline.text, /from crawl import signals/);
+        assert.ok(outline.text.includes('response_downloaded'), 'the module lists what the next line may name');
+        // A module that declares the imported name is not a namespace import of a same-named submodule.
+        const declared = retrieve(repo, {
+          path: 'crawl/hooks.py',
+          text: HOOKS,
+          cursor: { line: 3, character: 4 },
+        });
+        assert.ok(
+          declared.snippets.some((s) => s.text.startsWith('def signals')),
+          declared.snippets.map((s) => s.text).join('|'),
+        );
+      },
+    );
   });
 
   it('follows `export * as ns` to the module a named import of ns stands for', async () => {
     const VIEW =
       "import { AppError, ErrorData } from './errors/index';\n\nexport function view() {\n  throw new AppError(ErrorData.NotFound);\n  \n}\n";
-    const { dir, cleanup } = await tempDir();
-    try {
-      await writeFiles(dir, {
+    await withRepo(
+      {
         'src/errors/index.ts': "export * as ErrorData from './data';\nexport { AppError } from './error';\n",
         'src/errors/error.ts': 'export class AppError extends Error {}\n',
         'src/errors/data.ts': 'export const NotFound = { code: 404 };\nexport const Forbidden = { code: 403 };\n',
         'src/view.ts': VIEW,
-      });
-      const repo = new RepoIndex(dir);
-      await buildIndex(repo, { root: dir });
-      const result = retrieve(repo, {
-        path: 'src/view.ts',
-        text: VIEW,
-        cursor: { line: 4, character: 2 },
-        retrievers: ['definition'],
-      });
-      const data = result.snippets.find((s) => s.path === 'src/errors/data.ts');
-      assert.ok(data?.text.includes('Forbidden'), result.snippets.map((s) => `${s.path}: ${s.text}`).join('\n'));
-      repo.dispose();
-    } finally {
-      await cleanup();
-    }
+      },
+      (repo) => {
+        const result = retrieve(repo, {
+          path: 'src/view.ts',
+          text: VIEW,
+          cursor: { line: 4, character: 2 },
+          retrievers: ['definition'],
+        });
+        const data = result.snippets.find((s) => s.path === 'src/errors/data.ts');
+        assert.ok(data?.text.includes('Forbidden'), result.snippets.map((s) => `${s.path}: ${s.text}`).join('\n'));
+      },
+    );
   });
 
   it('offers the file of a Go package that declares the members used nearby, under a Go import line', async () => {
     const HANDLER =
       'package cors\n\nimport "example.com/web/v3"\n\nfunc handle(c web.Ctx) {\n\tif allowed(c) {\n\t\tc.Set(web.HeaderOrigin, "*")\n\t}\n\t\n}\n';
-    const { dir, cleanup } = await tempDir();
-    try {
-      await writeFiles(dir, {
+    await withRepo(
+      {
         'go.mod': 'module example.com/web/v3\n',
         'constants.go': `package web\n\nconst (\n${Array.from({ length: 8 }, (_, i) => `\tHeaderName${i} = "h${i}"`).join('\n')}\n\tHeaderOrigin = "Origin"\n\tHeaderVary = "Vary"\n)\n`,
         'app.go': 'package web\n\ntype Map map[string]any\n\ntype Config struct {\n\tName string\n}\n',
@@ -184,30 +189,27 @@ describe('retrieval', () => {
         'middleware/cors/cors.go': HANDLER,
         'middleware/cors/allow.go': 'package cors\n\nfunc allowed(c web.Ctx) bool {\n\treturn true\n}\n',
         'middleware/csrf/allow.go': 'package csrf\n\nfunc allowed(token string) bool {\n\treturn false\n}\n',
-      });
-      const repo = new RepoIndex(dir);
-      await buildIndex(repo, { root: dir });
-      const result = retrieve(repo, {
-        path: 'middleware/cors/cors.go',
-        text: HANDLER,
-        cursor: { line: 8, character: 1 },
-        retrievers: ['definition'],
-      });
-      const paths = result.snippets.map((s) => s.path);
-      // The package's unexported function, not the other package's namesake.
-      assert.ok(
-        paths.includes('middleware/cors/allow.go') && !paths.includes('middleware/csrf/allow.go'),
-        paths.join(),
-      );
-      const constants = result.snippets.find((s) => s.path === 'constants.go');
-      assert.ok(constants, paths.join());
-      assert.ok(constants.text.startsWith('import web "example.com/web/v3"'), constants.text);
-      assert.ok(constants.text.includes('HeaderVary'));
-      assert.ok(paths.indexOf('constants.go') < paths.indexOf('app.go') || !paths.includes('app.go'), paths.join());
-      repo.dispose();
-    } finally {
-      await cleanup();
-    }
+      },
+      (repo) => {
+        const result = retrieve(repo, {
+          path: 'middleware/cors/cors.go',
+          text: HANDLER,
+          cursor: { line: 8, character: 1 },
+          retrievers: ['definition'],
+        });
+        const paths = result.snippets.map((s) => s.path);
+        // The package's unexported function, not the other package's namesake.
+        assert.ok(
+          paths.includes('middleware/cors/allow.go') && !paths.includes('middleware/csrf/allow.go'),
+          paths.join(),
+        );
+        const constants = result.snippets.find((s) => s.path === 'constants.go');
+        assert.ok(constants, paths.join());
+        assert.ok(constants.text.startsWith('import web "example.com/web/v3"'), constants.text);
+        assert.ok(constants.text.includes('HeaderVary'));
+        assert.ok(paths.indexOf('constants.go') < paths.indexOf('app.go') || !paths.includes('app.go'), paths.join());
+      },
+    );
   });
 
   it('shows what followed the code most similar to the lines before the cursor', async () => {
