@@ -7,7 +7,7 @@ import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
-import { WindowIndex, type WindowHit } from './windows';
+import { WindowIndex, type WindowHit, type WindowQuery } from './windows';
 
 export interface FileRecord {
   facts: FileFacts;
@@ -198,8 +198,18 @@ export class RepoIndex {
   }
 
   /** The windows whose identifier sets are most similar (Jaccard) to `tokens`, best first. */
-  similarWindows(tokens: Iterable<string>, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
+  similarWindows(tokens: Iterable<string> | WindowQuery, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
     return this.windows.search(tokens, limit, skip);
+  }
+
+  /** `tokens` prepared once for `similarWindows` and `bestWindow`. */
+  windowQuery(tokens: Iterable<string>): WindowQuery {
+    return this.windows.query(tokens);
+  }
+
+  /** The window of an indexed non-outline chunk most similar to `query`; undefined for any other chunk. */
+  bestWindow(chunk: Chunk, query: WindowQuery): { start: number; score: number } | undefined {
+    return this.windows.bestWindow(chunk, query);
   }
 
   /** Where each import of a file points, resolved lazily and memoised until the file set changes. */

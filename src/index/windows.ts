@@ -37,6 +37,14 @@ export function windowStarts(lineCount: number): number[] {
   return starts;
 }
 
+/** A query's distinct tokens as sorted ids of the index's vocabulary, and how many distinct tokens it has. */
+export class WindowQuery {
+  constructor(
+    readonly ids: Int32Array,
+    readonly size: number,
+  ) {}
+}
+
 export interface WindowHit {
   chunk: Chunk;
   /** First line of the window, relative to the chunk. */
@@ -132,15 +140,10 @@ export class WindowIndex {
    * The `limit` windows most similar to `tokens`, best first; `skip` leaves out chunks (the current file).
    * Ties go to the earlier path and line, so that the answer never depends on the order of updates.
    */
-  search(tokens: Iterable<string>, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
-    const query: number[] = [];
-    let querySize = 0;
-    for (const token of new Set(tokens)) {
-      querySize++;
-      const id = this.tokenIds.get(token);
-      if (id !== undefined) query.push(id);
-    }
+  search(tokens: Iterable<string> | WindowQuery, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
+    const { ids: sortedQuery, size: querySize } = tokens instanceof WindowQuery ? tokens : this.query(tokens);
     if (querySize === 0) return [];
+    const query = [...sortedQuery];
     const proposerLimit = Math.max(PROPOSER_MIN, this.live * PROPOSER_SHARE);
     const live = this.liveCount;
     const proposers = query
@@ -164,7 +167,6 @@ export class WindowIndex {
     }
     const candidates = mostShared(touched, counts, MAX_SCORED);
     for (const slot of touched) counts[slot] = 0;
-    const sortedQuery = Int32Array.from(query).sort();
     const hits: WindowHit[] = [];
     for (const slot of candidates) {
       const chunk = this.slotChunk[slot]!;
@@ -175,6 +177,36 @@ export class WindowIndex {
     }
     hits.sort((a, b) => b.score - a.score || comparePlaces(a.chunk, a.start, b.chunk, b.start));
     return hits.slice(0, limit);
+  }
+
+  /** A token set as this index's sorted ids, once per request for every window it is compared with. */
+  query(tokens: Iterable<string>): WindowQuery {
+    const ids: number[] = [];
+    let size = 0;
+    for (const token of new Set(tokens)) {
+      size++;
+      const id = this.tokenIds.get(token);
+      if (id !== undefined) ids.push(id);
+    }
+    return new WindowQuery(Int32Array.from(ids).sort(), size);
+  }
+
+  /**
+   * The window of `chunk` most similar to `query` (the first of equals; the first window when none shares a
+   * token), from the stored ids: no chunk text is tokenized. Undefined for a chunk this index does not hold.
+   */
+  bestWindow(chunk: Chunk, query: WindowQuery): { start: number; score: number } | undefined {
+    const slots = this.chunkSlots.get(chunk.id);
+    if (!slots || (slots.length > 0 && this.slotChunk[slots[0]] !== chunk)) return undefined;
+    let best = { start: 0, score: 0 };
+    if (query.size === 0) return best;
+    for (const slot of slots) {
+      const length = this.slotLength[slot];
+      const common = intersectionSize(query.ids, this.pool, this.slotOffset[slot], length);
+      const score = common / (query.size + length - common);
+      if (score > best.score) best = { start: this.slotStart[slot], score };
+    }
+    return best;
   }
 
   private intern(words: string[]): Int32Array {

@@ -1,5 +1,6 @@
-import { WINDOW_LINES, WINDOW_STRIDE, windowStarts } from '../index/windows';
+import type { RepoIndex } from '../index/repoIndex';
 import type { Chunk } from '../index/types';
+import { WINDOW_LINES, WINDOW_STRIDE, windowStarts, type WindowQuery } from '../index/windows';
 import { jaccard, tokenSet } from './query';
 import type { Snippet } from './types';
 
@@ -17,29 +18,32 @@ export function snippetOf(chunk: Chunk): Presented {
   return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };
 }
 
-interface ChunkWindow {
-  start: number;
-  tokens: Set<string>;
+/** A chunk's lines, split once per chunk object: chunks live until their file changes, and queries keep meeting them. */
+const lineCache = new WeakMap<Chunk, string[]>();
+
+function linesOf(chunk: Chunk): string[] {
+  let lines = lineCache.get(chunk);
+  if (!lines) {
+    lines = chunk.text.split('\n');
+    lineCache.set(chunk, lines);
+  }
+  return lines;
 }
 
-/**
- * A chunk's 20-line windows with their token sets, computed once per chunk object: chunks live until their
- * file changes, and consecutive queries keep meeting the same ones.
- */
-const windowCache = new WeakMap<Chunk, { lines: string[]; windows: ChunkWindow[] }>();
+/** Token sets of the windows of chunks the window index does not hold (outlines), once per chunk object. */
+const windowTokenCache = new WeakMap<Chunk, { start: number; tokens: Set<string> }[]>();
 
-function windowsOf(chunk: Chunk): { lines: string[]; windows: ChunkWindow[] } {
-  let cached = windowCache.get(chunk);
-  if (!cached) {
-    const lines = chunk.text.split('\n');
-    const windows = windowStarts(lines.length).map((start) => ({
+function windowTokensOf(chunk: Chunk): { start: number; tokens: Set<string> }[] {
+  let windows = windowTokenCache.get(chunk);
+  if (!windows) {
+    const lines = linesOf(chunk);
+    windows = windowStarts(lines.length).map((start) => ({
       start,
       tokens: tokenSet(lines.slice(start, start + WINDOW_LINES).join('\n')),
     }));
-    cached = { lines, windows };
-    windowCache.set(chunk, cached);
+    windowTokenCache.set(chunk, windows);
   }
-  return cached;
+  return windows;
 }
 
 /**
@@ -49,7 +53,24 @@ function windowsOf(chunk: Chunk): { lines: string[]; windows: ChunkWindow[] } {
  * of one window is shown whole.
  */
 export function presentWindow(chunk: Chunk, start: number): Presented {
-  const { lines } = windowsOf(chunk);
+  let byStart = presentedCache.get(chunk);
+  if (!byStart) {
+    byStart = new Map();
+    presentedCache.set(chunk, byStart);
+  }
+  let presented = byStart.get(start);
+  if (!presented) {
+    presented = present(chunk, start);
+    byStart.set(start, presented);
+  }
+  return presented;
+}
+
+/** Windows already presented, per chunk object: the same window keeps the same text string (and cached tokens). */
+const presentedCache = new WeakMap<Chunk, Map<number, Presented>>();
+
+function present(chunk: Chunk, start: number): Presented {
+  const lines = linesOf(chunk);
   if (lines.length <= WINDOW_LINES + 5) return snippetOf(chunk);
   const following = start + WINDOW_STRIDE;
   const at = lines.length - following >= MIN_FOLLOWING_LINES ? following : start;
@@ -58,12 +79,39 @@ export function presentWindow(chunk: Chunk, start: number): Presented {
   return { path: chunk.path, range: { start: first, end: first + shown.length }, text: shown.join('\n') };
 }
 
-/** The window of a chunk most similar (Jaccard) to `target`, presented as `presentWindow` does. */
-export function mostSimilarWindow(chunk: Chunk, target: Set<string>): Presented & { similarity: number } {
+/**
+ * The window of a chunk most similar (Jaccard) to the request's window tokens, presented as `presentWindow` does:
+ * from the window index's stored ids when it holds the chunk, else (an outline) from the chunk's text.
+ */
+export function mostSimilarWindow(
+  index: RepoIndex,
+  chunk: Chunk,
+  target: Set<string>,
+  query: WindowQuery,
+): Presented & { similarity: number } {
+  const best = bestWindow(index, chunk, target, query);
+  return { ...presentWindow(chunk, best.start), similarity: best.score };
+}
+
+/** `mostSimilarWindow`'s similarity alone, without presenting the window. */
+export function bestWindowScore(index: RepoIndex, chunk: Chunk, target: Set<string>, query: WindowQuery): number {
+  return bestWindow(index, chunk, target, query).score;
+}
+
+function bestWindow(
+  index: RepoIndex,
+  chunk: Chunk,
+  target: Set<string>,
+  query: WindowQuery,
+): { start: number; score: number } {
+  return index.bestWindow(chunk, query) ?? bestWindowOfText(chunk, target);
+}
+
+function bestWindowOfText(chunk: Chunk, target: Set<string>): { start: number; score: number } {
   let best = { start: 0, score: -1 };
-  for (const window of windowsOf(chunk).windows) {
+  for (const window of windowTokensOf(chunk)) {
     const score = jaccard(target, window.tokens);
     if (score > best.score) best = { start: window.start, score };
   }
-  return { ...presentWindow(chunk, best.start), similarity: best.score };
+  return best;
 }

@@ -268,7 +268,7 @@ export class DefinitionRetriever {
   private resolveNameOnce(name: string, fromPath: string): SymbolRef[] {
     const fromFacts = fromPath === this.facts.path ? this.facts : this.index.facts(fromPath);
     if (!fromFacts) return [];
-    const declaredHere = fromFacts.symbols.filter((s) => s.name === name && !s.container);
+    const declaredHere = topLevel(fromFacts, name);
     if (declaredHere.length) {
       return fromPath === this.facts.path ? [] : declaredHere.map((symbol) => ({ path: fromPath, symbol }));
     }
@@ -308,7 +308,7 @@ export class DefinitionRetriever {
   private exportedFrom(file: string, name: string, hops: number): SymbolRef[] {
     const facts = this.index.facts(file);
     if (!facts) return [];
-    const own = facts.symbols.filter((s) => s.name === name && !s.container);
+    const own = topLevel(facts, name);
     if (own.length) return own.map((symbol) => ({ path: file, symbol }));
     if (hops >= MAX_REEXPORT_HOPS) return [];
     for (const { binding, targets } of this.index.imports(file)) {
@@ -450,6 +450,25 @@ function importLine(language: string, specifier: string, local: string, imported
   return `import * as ${local} from '${specifier}'`;
 }
 
+/** Per file's facts (replaced whenever the file changes), its top-level symbols by name. */
+const topLevelByName = new WeakMap<FileFacts, Map<string, SymbolInfo[]>>();
+
+/** The symbols `facts` declares at top level under `name`, in declaration order. */
+function topLevel(facts: FileFacts, name: string): SymbolInfo[] {
+  let byName = topLevelByName.get(facts);
+  if (!byName) {
+    byName = new Map();
+    for (const symbol of facts.symbols) {
+      if (symbol.container) continue;
+      const list = byName.get(symbol.name);
+      if (list) list.push(symbol);
+      else byName.set(symbol.name, [symbol]);
+    }
+    topLevelByName.set(facts, byName);
+  }
+  return byName.get(name) ?? [];
+}
+
 /** Names after `extends` / `implements` / Python bases / Rust `impl X for`. */
 export function supertypes(signature: string): string[] {
   const names: string[] = [];
@@ -483,9 +502,12 @@ interface LocalDeclarations {
   declared: Set<string>;
 }
 
-// Each starts only where a name starts: tried inside a name, a pattern fails after re-reading the rest of it.
-const LOCAL_TYPE = /(?<![\w$#])(#?[A-Za-z_$][\w$]*)\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
-const LOCAL_CALL = /(?<![\w$#])(#?[A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
+// Each starts only where a name starts: tried inside a name, a pattern fails after re-reading the rest of it. The
+// name is matched atomically (`(?=(…))\1`): what follows a name never starts with a name's character, so giving
+// characters of it back cannot match, and trying was a third of the scan's time on 2,000-line files.
+const LOCAL_TYPE =
+  /(?<![\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
+const LOCAL_CALL = /(?<![\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
 const LOCAL_DECLARATION = /\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)|[(,]\s*([A-Za-z_$][\w$]*)\s*[:,)=]/g;
 
 /** One pass of each pattern over the file, instead of one per identifier. */

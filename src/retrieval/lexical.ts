@@ -21,12 +21,12 @@ const TERMS = 10;
 export const lexicalRetriever: Retriever = {
   name: 'lexical',
   costMs: 3,
-  retrieve({ index, request, query, windowTokens }) {
+  retrieve({ index, request, query, windowTokens, windowQuery }) {
     const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
     return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, notCurrent).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
-      const { similarity: _similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
+      const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowTokens, windowQuery);
       // Keyed by its chunk, not merged with the same window from the similar-code paths: merging made it count
       // against their share and lost 1.1 points on the tuning half and 0.8 on the checking half.
       const key = chunk.id;

@@ -151,25 +151,39 @@ export function packSnippets(
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { shares = {}, outlineChars = Infinity, definitionChars = Infinity, uncapped, codeOnly, known } = firstPass;
   const packed: Snippet[] = [];
+  /** Each packed snippet's text without indentation, for the containment test. */
+  const packedFlat: string[] = [];
   const shown = new Set(known);
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
+  // A candidate that waits in the first pass is met again in the second: its cleaned text is worked out once.
+  const prepared = new Map<Snippet, { candidate: Snippet; flat: string; names?: string[] }>();
+  const prepare = (original: Snippet): { candidate: Snippet; flat: string; names?: string[] } => {
+    let ready = prepared.get(original);
+    if (!ready) {
+      // An outline listed a member a line keeps its lines, which `members` names one by one.
+      const code =
+        codeOnly && !original.members?.length ? withoutCommentLines(original.text, original.path) : original.text;
+      const candidate = { ...original, text: dedent(code) };
+      ready = { candidate, flat: unindented(candidate.text) };
+      prepared.set(original, ready);
+    }
+    return ready;
+  };
   const place = (original: Snippet, first: boolean): boolean => {
     const shared = first && !uncapped?.has(original);
-    // An outline listed a member a line keeps its lines, which `members` names one by one.
-    const code =
-      codeOnly && !original.members?.length ? withoutCommentLines(original.text, original.path) : original.text;
-    const candidate = { ...original, text: dedent(code) };
+    const ready = prepare(original);
+    const { candidate, flat } = ready;
     const overlaps = packed.some(
-      (p) =>
+      (p, i) =>
         p.path === candidate.path &&
         ((p.range.start <= candidate.range.start &&
           p.range.end >= candidate.range.end &&
-          unindented(p.text).includes(unindented(candidate.text))) ||
-          unindented(candidate.text).includes(unindented(p.text))),
+          packedFlat[i].includes(flat)) ||
+          flat.includes(packedFlat[i])),
     );
     if (overlaps || left < 80) return false;
-    if (shared && known && identifiers(candidate.text).every((name) => shown.has(name))) return false;
+    if (shared && known && (ready.names ??= identifiers(candidate.text)).every((name) => shown.has(name))) return false;
     const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
     const limit = !first
       ? Infinity
@@ -195,6 +209,7 @@ export function packSnippets(
     };
     delete snippet.members;
     packed.push(snippet);
+    packedFlat.push(text === candidate.text ? flat : unindented(text));
     if (known) for (const name of identifiers(text)) shown.add(name);
     left -= snippetCost(snippet);
     used.set(candidate.retriever, (used.get(candidate.retriever) ?? 0) + snippetCost(snippet));

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { identifiers } from '../index/tokenize';
 import type { Candidate } from './fusion';
 import type { RetrievalQuery } from './query';
@@ -20,6 +21,23 @@ const PACKABLE_CHARS = 1500;
 const LENGTH_SCALE = 3000;
 
 /**
+ * Candidate texts whose identifier sets are kept: chunks and their presented windows are the same strings from
+ * one request to the next, and tokenizing every candidate was most of the rerank's time.
+ */
+const IDENTIFIER_SETS = 4096;
+const identifierSets = new LRUCache<string, readonly string[]>({ max: IDENTIFIER_SETS });
+
+/** The distinct identifiers of a candidate's text. */
+function distinctIdentifiers(text: string): readonly string[] {
+  let names = identifierSets.get(text);
+  if (!names) {
+    names = [...new Set(identifiers(text))];
+    identifierSets.set(text, names);
+  }
+  return names;
+}
+
+/**
  * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, same directory;
  * divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
  * relevance. Returns snippets best first, and which path's strong evidence each carries.
@@ -35,7 +53,7 @@ export function rerank(
   const scored = candidates.map((c) => {
     let score = c.score;
     let overlap = 0;
-    for (const name of new Set(identifiers(c.snippet.text))) overlap += anchorWeight.get(name) ?? 0;
+    for (const name of distinctIdentifiers(c.snippet.text)) overlap += anchorWeight.get(name) ?? 0;
     score += OVERLAP_WEIGHT * Math.min(overlap, OVERLAP_CAP);
     const { path } = c.snippet;
     if (path.startsWith(currentDir) && !path.slice(currentDir.length).includes('/')) score += SAME_DIR_BONUS;

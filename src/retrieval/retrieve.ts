@@ -53,7 +53,8 @@ export function retrievalContext(index: RepoIndex, request: RetrievalRequest): R
     types: [],
     hasErrors: false,
   };
-  return { index, request, query, facts, windowTokens: tokenSet(query.windowText) };
+  const windowTokens = tokenSet(query.windowText);
+  return { index, request, query, facts, windowTokens, windowQuery: index.windowQuery(windowTokens) };
 }
 
 /** Runs the retrievers `names` allows on one context, timing each into `stages`. */
@@ -102,10 +103,11 @@ export function fuseAndPack(
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { ranked, strongBy } = rerank(fuse(results), context.query, context.request.path);
   const { ordered, strong } = strongFirst(ranked, strongBy);
+  const known = shown(context);
   return packSnippets(ordered, budget, memberPriority(context), {
     ...FIRST_PASS,
     uncapped: strong,
-    known: shown(context),
+    known,
   });
 }
 
@@ -126,8 +128,15 @@ function shown({ request }: RetrievalContext): Set<string> {
 function memberPriority({ index, query }: RetrievalContext): (name: string) => number {
   const inFile = new Set(query.anchors.map((a) => a.name));
   const nearTerms = new Set(codeTerms(query.lexicalText));
+  // Members recur across the outlines of one request (and each outline is focused once a pass): rank each once.
+  const ranks = new Map<string, number>();
   return (name) => {
-    const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
-    return (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
+    let rank = ranks.get(name);
+    if (rank === undefined) {
+      const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
+      rank = (Math.log1p(index.frequency(name)) + 3 * shared) * (inFile.has(name) ? 0.1 : 1);
+      ranks.set(name, rank);
+    }
+    return rank;
   };
 }

@@ -1,5 +1,6 @@
 import type { RepoIndex } from '../index/repoIndex';
 import type { FileFacts } from '../index/types';
+import type { WindowQuery } from '../index/windows';
 import type { RetrievalQuery } from './query';
 import type { RetrievalRequest, RetrieverName, Snippet } from './types';
 
@@ -11,6 +12,8 @@ export interface RetrievalContext {
   facts: FileFacts;
   /** Identifier set of RepoCoder's query window (the 20 lines before the cursor). */
   windowTokens: Set<string>;
+  /** The same set as the window index's ids, prepared once for every window it is compared with. */
+  windowQuery: WindowQuery;
 }
 
 /** One candidate of one retriever. */

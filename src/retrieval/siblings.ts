@@ -1,5 +1,6 @@
 import type { RepoIndex } from '../index/repoIndex';
-import { mostSimilarWindow } from './chunkWindows';
+import type { Chunk } from '../index/types';
+import { bestWindowScore, mostSimilarWindow } from './chunkWindows';
 import type { Retriever } from './retriever';
 import type { Snippet } from './types';
 
@@ -15,20 +16,25 @@ const CANDIDATES = 4;
 export const siblingRetriever: Retriever = {
   name: 'sibling',
   costMs: 2,
-  retrieve({ index, request, windowTokens }) {
-    const scored: Snippet[] = [];
+  retrieve({ index, request, windowTokens, windowQuery }) {
+    // Score every window first and present only the kept ones: most chunks of 16 files are never shown.
+    const scored: { chunk: Chunk; score: number }[] = [];
     for (const filePath of siblingFiles(index, request.path)) {
       for (const chunk of index.facts(filePath)?.chunks ?? []) {
         if (chunk.kind === 'outline') continue;
-        const { similarity, ...window } = mostSimilarWindow(chunk, windowTokens);
-        const why = `Jaccard ${similarity.toFixed(2)} in a sibling file`;
-        if (similarity > 0) scored.push({ ...window, retriever: 'sibling', why, score: similarity });
+        const score = bestWindowScore(index, chunk, windowTokens, windowQuery);
+        if (score > 0) scored.push({ chunk, score });
       }
     }
     return scored
       .sort((a, b) => b.score - a.score)
       .slice(0, CANDIDATES)
-      .map((snippet) => ({ key: `${snippet.path}#${snippet.range.start}-window`, snippet, strong: false }));
+      .map(({ chunk }) => {
+        const { similarity, ...window } = mostSimilarWindow(index, chunk, windowTokens, windowQuery);
+        const why = `Jaccard ${similarity.toFixed(2)} in a sibling file`;
+        const snippet: Snippet = { ...window, retriever: 'sibling', why, score: similarity };
+        return { key: `${snippet.path}#${snippet.range.start}-window`, snippet, strong: false };
+      });
   },
 };
 

@@ -18,10 +18,10 @@ export const STRONG_SIMILARITY = 0.5;
 export const similarRetriever: Retriever = {
   name: 'similar',
   costMs: 2,
-  retrieve({ index, request, windowTokens }) {
+  retrieve({ index, request, windowQuery }) {
     const hits: Hit[] = [];
     const taken = new Set<string>();
-    for (const found of index.similarWindows(windowTokens, SEARCHED, (chunk) => chunk.path === request.path)) {
+    for (const found of index.similarWindows(windowQuery, SEARCHED, (chunk) => chunk.path === request.path)) {
       if (taken.has(found.chunk.id)) continue;
       taken.add(found.chunk.id);
       const window = presentWindow(found.chunk, found.start);

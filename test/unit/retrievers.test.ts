@@ -2,9 +2,9 @@ import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { seededRandom } from '../../src/index/seededRandom';
-import { WindowIndex } from '../../src/index/windows';
+import { WINDOW_LINES, WindowIndex, windowStarts } from '../../src/index/windows';
 import type { Chunk } from '../../src/index/types';
-import { formQuery, tokenSet } from '../../src/retrieval/query';
+import { formQuery, jaccard, tokenSet } from '../../src/retrieval/query';
 import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
 import type { RetrieverName } from '../../src/retrieval/types';
@@ -86,6 +86,46 @@ describe('similar-code window index', () => {
         const query = tokenSet(source(next, 1));
         assert.deepStrictEqual(view(incremental.search(query, 10)), view(rebuilt.search(query, 10)));
       }
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("gives each chunk's most similar window from its stored ids exactly as from its text, through compactions", async () => {
+    const next = seededRandom(13);
+    const { dir, cleanup } = await tempDir();
+    try {
+      const repo = new RepoIndex(dir);
+      const windows = new WindowIndex(8);
+      const files = new Map<string, Chunk[]>();
+      for (let step = 0; step < 60; step++) {
+        const file = `src/h${Math.floor(next() * 5)}.ts`;
+        await repo.update(file, source(next, 1 + Math.floor(next() * 4)));
+        windows.remove((files.get(file) ?? []).map((c) => c.id));
+        windows.add(repo.facts(file)!.chunks);
+        files.set(file, repo.facts(file)!.chunks);
+      }
+      const chunks = [...files.values()].flat().filter((c) => c.kind !== 'outline');
+      assert.ok(
+        chunks.some((c) => windowStarts(c.text.split('\n').length).length > 2),
+        'chunks of several windows',
+      );
+      for (let q = 0; q < 10; q++) {
+        const tokens = tokenSet(source(next, 1));
+        const query = windows.query(tokens);
+        for (const chunk of chunks) {
+          const lines = chunk.text.split('\n');
+          let expected = { start: 0, score: -1 };
+          for (const start of windowStarts(lines.length)) {
+            const score = jaccard(tokens, tokenSet(lines.slice(start, start + WINDOW_LINES).join('\n')));
+            if (score > expected.score) expected = { start, score };
+          }
+          assert.deepStrictEqual(windows.bestWindow(chunk, query), expected, chunk.id);
+        }
+      }
+      const stranger = { ...chunks[0] };
+      assert.strictEqual(windows.bestWindow(stranger, windows.query(['a'])), undefined, 'not the indexed object');
       repo.dispose();
     } finally {
       await cleanup();
