@@ -57,7 +57,7 @@ for (const half of ['tuning', 'checking']) {
       'RepoGate',
       'Jaccard',
       'BM25',
-      'profile (calibration: its recall / fused, lines)',
+      'profile per fold (calibration: its recall / fused, lines)',
       'fused',
       'alone: def / lex / sim / sib',
       'RepoGate p50 / p95 ms',
@@ -76,8 +76,9 @@ for (const half of ['tuning', 'checking']) {
     const alone = RETRIEVERS.filter((n) => n !== 'recent')
       .map((n) => f(report.perRetriever[n] ?? 0))
       .join(' / ');
-    const c = report.calibration;
-    const calibrated = `${c.profile} (${f(c.recall[c.profile])} / ${f(c.recall.fused)}, ${c.samples})`;
+    const calibrated = report.calibration
+      .map((c) => `${c.profile} (${f(c.recall[c.profile])} / ${f(c.recall.fused)}, ${c.samples})`)
+      .join('; ');
     const best = Math.max(r.jaccard.recall, r.bm25.recall);
     const mark = r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '';
     lines.push(
