@@ -1,5 +1,5 @@
 import { BUILTIN_TYPES } from '../index/builtins';
-import type { RepoIndex, SymbolRef } from '../index/repoIndex';
+import type { RepoIndex, ResolvedImport, SymbolRef } from '../index/repoIndex';
 import { baseName, dirOf } from '../index/relPath';
 import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
 import { snippetOf } from './chunkWindows';
@@ -272,9 +272,7 @@ export class DefinitionRetriever {
     if (declaredHere.length) {
       return fromPath === this.facts.path ? [] : declaredHere.map((symbol) => ({ path: fromPath, symbol }));
     }
-    for (const { binding, targets } of this.index.imports(fromPath)) {
-      const at = binding.names.indexOf(name);
-      if (at < 0) continue;
+    for (const { binding, targets, at } of importsOf(this.index.imports(fromPath)).named.get(name) ?? []) {
       const imported = binding.imported[at];
       const refs: SymbolRef[] = [];
       const modules = this.moduleBindings(fromPath).get(name);
@@ -311,10 +309,7 @@ export class DefinitionRetriever {
     const own = topLevel(facts, name);
     if (own.length) return own.map((symbol) => ({ path: file, symbol }));
     if (hops >= MAX_REEXPORT_HOPS) return [];
-    for (const { binding, targets } of this.index.imports(file)) {
-      const at = binding.names.indexOf(name);
-      const star = binding.names.includes('*') && binding.imported.includes('*') && binding.names.length === 1;
-      if (at < 0 && !star) continue;
+    for (const { binding, targets, at } of namedOrStar(importsOf(this.index.imports(file)), name)) {
       const inner =
         at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
       for (const target of targets) {
@@ -344,9 +339,7 @@ export class DefinitionRetriever {
    */
   private reExportedNamespace(file: string, name: string, hops: number): string[] {
     if (hops >= MAX_REEXPORT_HOPS) return [];
-    for (const { binding, targets } of this.index.imports(file)) {
-      const at = binding.names.indexOf(name);
-      if (at < 0) continue;
+    for (const { binding, targets, at } of importsOf(this.index.imports(file)).named.get(name) ?? []) {
       const imported = binding.imported[at];
       if (imported === '*') return targets;
       if (imported === 'default') return [];
@@ -448,6 +441,51 @@ function importLine(language: string, specifier: string, local: string, imported
     return imported === '*' ? `import ${specifier}${as}` : `from ${specifier} import ${imported}${as}`;
   }
   return `import * as ${local} from '${specifier}'`;
+}
+
+/** An import that binds a name: where it stands among the file's imports, and among the binding's names. */
+interface NamedImport extends ResolvedImport {
+  order: number;
+  /** Index of the name in `binding.names`; -1 for an `export * from` binding met for another name. */
+  at: number;
+}
+
+/** A file's imports by the names they bind, and its `export * from` bindings, each in import order. */
+interface ImportsByName {
+  named: Map<string, NamedImport[]>;
+  stars: NamedImport[];
+}
+
+/** Per resolved import list (the index keeps one a file until the file set changes), the lookup by name. */
+const importsByName = new WeakMap<readonly ResolvedImport[], ImportsByName>();
+
+/** Resolution asks a file's imports for one name at a time, many times a request: a map, not a scan of them all. */
+function importsOf(imports: readonly ResolvedImport[]): ImportsByName {
+  let lookup = importsByName.get(imports);
+  if (!lookup) {
+    lookup = { named: new Map(), stars: [] };
+    for (const [order, entry] of imports.entries()) {
+      const { names, imported } = entry.binding;
+      names.forEach((name, at) => {
+        if (names.indexOf(name) !== at) return;
+        const list = lookup!.named.get(name);
+        if (list) list.push({ ...entry, order, at });
+        else lookup!.named.set(name, [{ ...entry, order, at }]);
+      });
+      if (names.length === 1 && names[0] === '*' && imported.includes('*'))
+        lookup.stars.push({ ...entry, order, at: -1 });
+    }
+    importsByName.set(imports, lookup);
+  }
+  return lookup;
+}
+
+/** The imports that bind `name` and the `export *` ones, in import order: what a re-export chain follows. */
+function namedOrStar({ named, stars }: ImportsByName, name: string): NamedImport[] {
+  const own = named.get(name) ?? [];
+  if (stars.length === 0) return own;
+  const seen = new Set(own.map((hit) => hit.order));
+  return [...own, ...stars.filter((star) => !seen.has(star.order))].sort((a, b) => a.order - b.order);
 }
 
 /** Per file's facts (replaced whenever the file changes), its top-level symbols by name. */
