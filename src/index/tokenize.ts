@@ -9,6 +9,13 @@ export function identifiers(text: string): string[] {
   return text.match(WORD) ?? [];
 }
 
+/** Whether every identifier of `text` passes `test`, reading no further than the first that does not. */
+export function everyIdentifier(text: string, test: (name: string) => boolean): boolean {
+  const word = new RegExp(WORD.source, 'g');
+  for (let m = word.exec(text); m; m = word.exec(text)) if (!test(m[0])) return false;
+  return true;
+}
+
 /**
  * Search terms for BM25: each identifier whole (lower-cased) and, when compound, its parts too —
  * so `getUserById` matches `user` and `getUserById`. No stemming: `users` and `user` stay distinct.

@@ -1,5 +1,5 @@
 import { lineCommentFor } from '../index/languages';
-import { identifiers } from '../index/tokenize';
+import { everyIdentifier, identifiers } from '../index/tokenize';
 import type { Snippet } from './types';
 
 /** Characters a snippet costs beyond its text: the path line that introduces it in a prompt. */
@@ -157,8 +157,8 @@ export function packSnippets(
   const used = new Map<Snippet['retriever'], number>();
   let left = budget;
   // A candidate that waits in the first pass is met again in the second: its cleaned text is worked out once.
-  const prepared = new Map<Snippet, { candidate: Snippet; flat: string; names?: string[] }>();
-  const prepare = (original: Snippet): { candidate: Snippet; flat: string; names?: string[] } => {
+  const prepared = new Map<Snippet, { candidate: Snippet; flat: string }>();
+  const prepare = (original: Snippet): { candidate: Snippet; flat: string } => {
     let ready = prepared.get(original);
     if (!ready) {
       // An outline listed a member a line keeps its lines, which `members` names one by one.
@@ -172,8 +172,7 @@ export function packSnippets(
   };
   const place = (original: Snippet, first: boolean): boolean => {
     const shared = first && !uncapped?.has(original);
-    const ready = prepare(original);
-    const { candidate, flat } = ready;
+    const { candidate, flat } = prepare(original);
     const overlaps = packed.some(
       (p, i) =>
         p.path === candidate.path &&
@@ -183,7 +182,7 @@ export function packSnippets(
           flat.includes(packedFlat[i])),
     );
     if (overlaps || left < 80) return false;
-    if (shared && known && (ready.names ??= identifiers(candidate.text)).every((name) => shown.has(name))) return false;
+    if (shared && known && everyIdentifier(candidate.text, (name) => shown.has(name))) return false;
     const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
     const limit = !first
       ? Infinity
