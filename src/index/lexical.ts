@@ -45,6 +45,9 @@ export class LexicalIndex {
   private scores = new Float64Array(0);
   private matched = new Uint8Array(0);
   private lastTerm = new Uint8Array(0);
+  /** One posting list's live chunks and their BM25 term parts, gathered in one pass before the idf is known. */
+  private listChunks = new Int32Array(0);
+  private listParts = new Float64Array(0);
 
   constructor(serialized?: string) {
     if (serialized) this.load(JSON.parse(serialized) as Serialized);
@@ -113,15 +116,25 @@ export class LexicalIndex {
       for (let field = 0; field < FIELDS; field++) {
         const postings = fields[field];
         if (!postings) continue;
-        let matching = postings.size;
-        if (!everyLive) for (const n of postings.keys()) if (this.ids[n] === undefined) matching--;
-        const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const average = this.totalLength[field] / live;
         const lengths = this.lengths[field];
+        if (this.listChunks.length < postings.size) {
+          this.listChunks = new Int32Array(postings.size * 2);
+          this.listParts = new Float64Array(postings.size * 2);
+        }
+        const { listChunks, listParts } = this;
+        // One pass over the list: the live chunks and their parts, counted for the idf as they are met.
+        let matching = 0;
+        postings.forEach((tf, n) => {
+          if (!everyLive && this.ids[n] === undefined) return;
+          listChunks[matching] = n;
+          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+        });
+        const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
-        for (const [n, tf] of postings) {
-          if (!everyLive && this.ids[n] === undefined) continue;
-          scores[n] += boost * (DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average)));
+        for (let i = 0; i < matching; i++) {
+          const n = listChunks[i];
+          scores[n] += boost * listParts[i];
           if (matched[n] === 0) touched.push(n);
           // The number of query terms a chunk matches multiplies its score; `lastTerm` counts each term once.
           if (this.lastTerm[n] !== t + 1) {

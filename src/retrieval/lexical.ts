@@ -22,7 +22,8 @@ export const lexicalRetriever: Retriever = {
   name: 'lexical',
   costMs: 3,
   retrieve({ index, request, query, windowTokens, windowQuery }) {
-    const notCurrent = (id: string): boolean => !id.startsWith(`${request.path}#`);
+    const current = `${request.path}#`;
+    const notCurrent = (id: string): boolean => !id.startsWith(current);
     return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, notCurrent).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
