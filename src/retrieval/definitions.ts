@@ -540,12 +540,14 @@ interface LocalDeclarations {
   declared: Set<string>;
 }
 
-// Each starts only where a name starts: tried inside a name, a pattern fails after re-reading the rest of it. The
-// name is matched atomically (`(?=(…))\1`): what follows a name never starts with a name's character, so giving
-// characters of it back cannot match, and trying was a third of the scan's time on 2,000-line files.
+// Each starts only where a name starts (after a character no name holds, or at the start): tried inside a name, a
+// pattern fails after re-reading the rest of it. The name is matched atomically (`(?=(…))\1`): what follows it never
+// starts with a name's character, so giving characters of it back cannot match. Consuming the character before the
+// name, rather than looking behind, lets the engine skip most positions at once (a third of the scan on 2,000-line
+// files); the call's `(` is looked ahead at, so a call nested in the arguments (`a = f(b = g(`) still starts a match.
 const LOCAL_TYPE =
-  /(?<![\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
-const LOCAL_CALL = /(?<![\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)\s*[(<]/g;
+  /(?:^|[^\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\??\s*(?::\s*|=\s*new\s+|=\s*await\s+new\s+|\sas\s+)([A-Z][\w$]*)/g;
+const LOCAL_CALL = /(?:^|[^\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)(?=\s*[(<])/g;
 const LOCAL_DECLARATION = /\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)|[(,]\s*([A-Za-z_$][\w$]*)\s*[:,)=]/g;
 
 /** One pass of each pattern over the file, instead of one per identifier. */
