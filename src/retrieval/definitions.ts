@@ -285,15 +285,14 @@ export class DefinitionRetriever {
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
     // the file that merely shares a name with some top-level symbol elsewhere.
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
-    const global = this.index
-      .symbols(name)
-      .filter(
-        (r) =>
-          r.path !== this.facts.path &&
-          !r.symbol.container &&
-          (r.symbol.exported || r.path.endsWith('.d.ts') || this.samePackage(r.path)),
-      );
-    if (global.length === 0 || global.length > MAX_GLOBAL_REFS) return [];
+    // Past MAX_GLOBAL_REFS the name means nothing in particular: a common name's long list is not read to its end.
+    const global: SymbolRef[] = [];
+    for (const r of this.index.symbols(name)) {
+      if (r.path === this.facts.path || r.symbol.container) continue;
+      if (!(r.symbol.exported || r.path.endsWith('.d.ts') || this.samePackage(r.path))) continue;
+      global.push(r);
+      if (global.length > MAX_GLOBAL_REFS) return [];
+    }
     return global;
   }
 
@@ -454,6 +453,8 @@ interface NamedImport extends ResolvedImport {
 interface ImportsByName {
   named: Map<string, NamedImport[]>;
   stars: NamedImport[];
+  /** `namedOrStar`'s answers, by name. */
+  followed: Map<string, NamedImport[]>;
 }
 
 /** Per resolved import list (the index keeps one a file until the file set changes), the lookup by name. */
@@ -463,7 +464,7 @@ const importsByName = new WeakMap<readonly ResolvedImport[], ImportsByName>();
 function importsOf(imports: readonly ResolvedImport[]): ImportsByName {
   let lookup = importsByName.get(imports);
   if (!lookup) {
-    lookup = { named: new Map(), stars: [] };
+    lookup = { named: new Map(), stars: [], followed: new Map() };
     for (const [order, entry] of imports.entries()) {
       const { names, imported } = entry.binding;
       names.forEach((name, at) => {
@@ -481,11 +482,16 @@ function importsOf(imports: readonly ResolvedImport[]): ImportsByName {
 }
 
 /** The imports that bind `name` and the `export *` ones, in import order: what a re-export chain follows. */
-function namedOrStar({ named, stars }: ImportsByName, name: string): NamedImport[] {
+function namedOrStar({ named, stars, followed }: ImportsByName, name: string): NamedImport[] {
   const own = named.get(name) ?? [];
   if (stars.length === 0) return own;
-  const seen = new Set(own.map((hit) => hit.order));
-  return [...own, ...stars.filter((star) => !seen.has(star.order))].sort((a, b) => a.order - b.order);
+  let all = followed.get(name);
+  if (!all) {
+    const seen = new Set(own.map((hit) => hit.order));
+    all = [...own, ...stars.filter((star) => !seen.has(star.order))].sort((a, b) => a.order - b.order);
+    followed.set(name, all);
+  }
+  return all;
 }
 
 /** Per file's facts (replaced whenever the file changes), its top-level symbols by name. */
