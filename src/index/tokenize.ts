@@ -11,8 +11,7 @@ export function identifiers(text: string): string[] {
 
 /** Whether every identifier of `text` passes `test`, reading no further than the first that does not. */
 export function everyIdentifier(text: string, test: (name: string) => boolean): boolean {
-  const word = new RegExp(WORD.source, 'g');
-  for (let m = word.exec(text); m; m = word.exec(text)) if (!test(m[0])) return false;
+  for (const [name] of text.matchAll(WORD)) if (!test(name)) return false;
   return true;
 }
 

@@ -37,9 +37,13 @@ export function windowStarts(lineCount: number): number[] {
   return starts;
 }
 
-/** A query's distinct tokens as sorted ids of the index's vocabulary, and how many distinct tokens it has. */
+/**
+ * A query's distinct tokens, and the same as sorted ids of the index's vocabulary (`size` counts the tokens the
+ * vocabulary lacks too).
+ */
 export class WindowQuery {
   constructor(
+    readonly tokens: ReadonlySet<string>,
     readonly ids: Int32Array,
     readonly size: number,
   ) {}
@@ -189,14 +193,13 @@ export class WindowIndex {
 
   /** A token set as this index's sorted ids, once per request for every window it is compared with. */
   query(tokens: Iterable<string>): WindowQuery {
+    const distinct = new Set(tokens);
     const ids: number[] = [];
-    let size = 0;
-    for (const token of new Set(tokens)) {
-      size++;
+    for (const token of distinct) {
       const id = this.tokenIds.get(token);
       if (id !== undefined) ids.push(id);
     }
-    return new WindowQuery(Int32Array.from(ids).sort(), size);
+    return new WindowQuery(distinct, Int32Array.from(ids).sort(), distinct.size);
   }
 
   /**

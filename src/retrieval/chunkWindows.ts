@@ -80,38 +80,26 @@ function present(chunk: Chunk, start: number): Presented {
 }
 
 /**
- * The window of a chunk most similar (Jaccard) to the request's window tokens, presented as `presentWindow` does:
- * from the window index's stored ids when it holds the chunk, else (an outline) from the chunk's text.
+ * The window of a chunk most similar (Jaccard) to the query (the first of equals), from the window index's stored
+ * ids when it holds the chunk, else (an outline) from the chunk's text.
  */
-export function mostSimilarWindow(
-  index: RepoIndex,
-  chunk: Chunk,
-  target: Set<string>,
-  query: WindowQuery,
-): Presented & { similarity: number } {
-  const best = bestWindow(index, chunk, target, query);
-  return { ...presentWindow(chunk, best.start), similarity: best.score };
-}
-
-/** `mostSimilarWindow`'s similarity alone, without presenting the window. */
-export function bestWindowScore(index: RepoIndex, chunk: Chunk, target: Set<string>, query: WindowQuery): number {
-  return bestWindow(index, chunk, target, query).score;
-}
-
-function bestWindow(
-  index: RepoIndex,
-  chunk: Chunk,
-  target: Set<string>,
-  query: WindowQuery,
-): { start: number; score: number } {
-  return index.bestWindow(chunk, query) ?? bestWindowOfText(chunk, target);
-}
-
-function bestWindowOfText(chunk: Chunk, target: Set<string>): { start: number; score: number } {
+export function bestWindow(index: RepoIndex, chunk: Chunk, query: WindowQuery): { start: number; score: number } {
+  const stored = index.bestWindow(chunk, query);
+  if (stored) return stored;
   let best = { start: 0, score: -1 };
   for (const window of windowTokensOf(chunk)) {
-    const score = jaccard(target, window.tokens);
+    const score = jaccard(query.tokens, window.tokens);
     if (score > best.score) best = { start: window.start, score };
   }
   return best;
+}
+
+/** The most similar window of a chunk (`bestWindow`), presented as `presentWindow` does. */
+export function mostSimilarWindow(
+  index: RepoIndex,
+  chunk: Chunk,
+  query: WindowQuery,
+): Presented & { similarity: number } {
+  const best = bestWindow(index, chunk, query);
+  return { ...presentWindow(chunk, best.start), similarity: best.score };
 }

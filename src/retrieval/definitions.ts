@@ -464,18 +464,17 @@ const importsByName = new WeakMap<readonly ResolvedImport[], ImportsByName>();
 function importsOf(imports: readonly ResolvedImport[]): ImportsByName {
   let lookup = importsByName.get(imports);
   if (!lookup) {
-    lookup = { named: new Map(), stars: [], followed: new Map() };
+    const named = new Map<string, NamedImport[]>();
+    const stars: NamedImport[] = [];
     for (const [order, entry] of imports.entries()) {
       const { names, imported } = entry.binding;
       names.forEach((name, at) => {
-        if (names.indexOf(name) !== at) return;
-        const list = lookup!.named.get(name);
-        if (list) list.push({ ...entry, order, at });
-        else lookup!.named.set(name, [{ ...entry, order, at }]);
+        // The first binding of a name in a statement is the one `indexOf` finds.
+        if (names.indexOf(name) === at) named.set(name, [...(named.get(name) ?? []), { ...entry, order, at }]);
       });
-      if (names.length === 1 && names[0] === '*' && imported.includes('*'))
-        lookup.stars.push({ ...entry, order, at: -1 });
+      if (names.length === 1 && names[0] === '*' && imported.includes('*')) stars.push({ ...entry, order, at: -1 });
     }
+    lookup = { named, stars, followed: new Map() };
     importsByName.set(imports, lookup);
   }
   return lookup;

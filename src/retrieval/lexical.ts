@@ -21,13 +21,13 @@ const TERMS = 10;
 export const lexicalRetriever: Retriever = {
   name: 'lexical',
   costMs: 3,
-  retrieve({ index, request, query, windowTokens, windowQuery }) {
+  retrieve({ index, request, query, windowQuery }) {
     const current = `${request.path}#`;
     const notCurrent = (id: string): boolean => !id.startsWith(current);
     return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, notCurrent).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
-      const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowTokens, windowQuery);
+      const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowQuery);
       // Keyed by its chunk, not merged with the same window from the similar-code paths: merging made it count
       // against their share and lost 1.1 points on the tuning half and 0.8 on the checking half.
       const key = chunk.id;

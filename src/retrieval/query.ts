@@ -80,7 +80,7 @@ export function tokenSet(text: string): Set<string> {
   return new Set(identifiers(text));
 }
 
-export function jaccard(a: Set<string>, b: Set<string>): number {
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 || b.size === 0) return 0;
   let shared = 0;
   const [small, large] = a.size < b.size ? [a, b] : [b, a];

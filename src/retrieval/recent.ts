@@ -11,12 +11,12 @@ const FILES = 10;
 export const recentRetriever: Retriever = {
   name: 'recent',
   costMs: 1,
-  retrieve({ request, windowTokens }) {
+  retrieve({ request, windowQuery }) {
     if (!request.recent?.length) return [];
     const scored: Snippet[] = [];
     for (const file of request.recent.filter((f) => f.path !== request.path).slice(0, FILES)) {
       for (const window of lineWindows(file.path, file.text, WINDOW_LINES, WINDOW_STRIDE)) {
-        const score = jaccard(windowTokens, tokenSet(window.text));
+        const score = jaccard(windowQuery.tokens, tokenSet(window.text));
         if (score <= 0) continue;
         const why = `Jaccard ${score.toFixed(2)} with a recent file`;
         scored.push({ path: file.path, range: window.range, text: window.text, retriever: 'recent', why, score });

@@ -53,8 +53,7 @@ export function retrievalContext(index: RepoIndex, request: RetrievalRequest): R
     types: [],
     hasErrors: false,
   };
-  const windowTokens = tokenSet(query.windowText);
-  return { index, request, query, facts, windowTokens, windowQuery: index.windowQuery(windowTokens) };
+  return { index, request, query, facts, windowQuery: index.windowQuery(tokenSet(query.windowText)) };
 }
 
 /** Runs the retrievers `names` allows on one context, timing each into `stages`. */

@@ -10,9 +10,10 @@ export interface RetrievalContext {
   request: RetrievalRequest;
   query: RetrievalQuery;
   facts: FileFacts;
-  /** Identifier set of RepoCoder's query window (the 20 lines before the cursor). */
-  windowTokens: Set<string>;
-  /** The same set as the window index's ids, prepared once for every window it is compared with. */
+  /**
+   * Identifier set of RepoCoder's query window (the 20 lines before the cursor), with the window index's ids for
+   * it, prepared once for every window it is compared with.
+   */
   windowQuery: WindowQuery;
 }
 

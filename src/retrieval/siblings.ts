@@ -1,6 +1,6 @@
 import type { RepoIndex } from '../index/repoIndex';
 import type { Chunk } from '../index/types';
-import { bestWindowScore, mostSimilarWindow } from './chunkWindows';
+import { bestWindow, presentWindow } from './chunkWindows';
 import type { Retriever } from './retriever';
 import type { Snippet } from './types';
 
@@ -16,23 +16,22 @@ const CANDIDATES = 4;
 export const siblingRetriever: Retriever = {
   name: 'sibling',
   costMs: 2,
-  retrieve({ index, request, windowTokens, windowQuery }) {
+  retrieve({ index, request, windowQuery }) {
     // Score every window first and present only the kept ones: most chunks of 16 files are never shown.
-    const scored: { chunk: Chunk; score: number }[] = [];
+    const scored: { chunk: Chunk; start: number; score: number }[] = [];
     for (const filePath of siblingFiles(index, request.path)) {
       for (const chunk of index.facts(filePath)?.chunks ?? []) {
         if (chunk.kind === 'outline') continue;
-        const score = bestWindowScore(index, chunk, windowTokens, windowQuery);
-        if (score > 0) scored.push({ chunk, score });
+        const { start, score } = bestWindow(index, chunk, windowQuery);
+        if (score > 0) scored.push({ chunk, start, score });
       }
     }
     return scored
       .sort((a, b) => b.score - a.score)
       .slice(0, CANDIDATES)
-      .map(({ chunk }) => {
-        const { similarity, ...window } = mostSimilarWindow(index, chunk, windowTokens, windowQuery);
-        const why = `Jaccard ${similarity.toFixed(2)} in a sibling file`;
-        const snippet: Snippet = { ...window, retriever: 'sibling', why, score: similarity };
+      .map(({ chunk, start, score }) => {
+        const why = `Jaccard ${score.toFixed(2)} in a sibling file`;
+        const snippet: Snippet = { ...presentWindow(chunk, start), retriever: 'sibling', why, score };
         return { key: `${snippet.path}#${snippet.range.start}-window`, snippet, strong: false };
       });
   },
