@@ -28,7 +28,7 @@ const IDENTIFIER_SETS = 4096;
 const identifierSets = new LRUCache<string, readonly string[]>({ max: IDENTIFIER_SETS });
 
 /** The distinct identifiers of a candidate's text. */
-function distinctIdentifiers(text: string): readonly string[] {
+export function distinctIdentifiers(text: string): readonly string[] {
   let names = identifierSets.get(text);
   if (!names) {
     names = [...new Set(identifiers(text))];

@@ -274,6 +274,51 @@ describe('retrieval', () => {
     }
   });
 
+  it('keeps the members of a huge outline that code like the lines before the cursor went on to use', async () => {
+    const members = Array.from({ length: 80 }, (_, i) => `  handleRequestNumber${i}(input: string): void {}`);
+    const shared = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'src/big.ts': `export class BigService {\n${members.join('\n')}\n}\n`,
+        // The first members are used in more files: the repository-wide prior alone would list them first.
+        ...Object.fromEntries(
+          [1, 2, 3].map((n) => [
+            `lib/use${n}.ts`,
+            `export function use${n}(b) {\n${members
+              .slice(0, 20)
+              .map((_, i) => `  b.handleRequestNumber${i}();`)
+              .join('\n')}\n}\n`,
+          ]),
+        ),
+        'src/close.ts': [
+          "import { BigService } from './big';",
+          'export function closePeriod(accounts, journal, period, svc: BigService) {',
+          ...shared,
+          '  svc.handleRequestNumber77(period);',
+          '}',
+        ].join('\n'),
+      });
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const text = [
+        "import { BigService } from './big';",
+        'export function reopen(accounts, journal, period, svc: BigService) {',
+        ...shared,
+        '  svc.',
+        '}',
+      ].join('\n');
+      const result = retrieve(repo, { path: 'src/reopen.ts', text, cursor: { line: 22, character: 6 } });
+      const outline = result.snippets.find((s) => s.path === 'src/big.ts');
+      assert.ok(outline, result.snippets.map((s) => s.path).join('; '));
+      assert.ok(outline.text.length < members.join('\n').length, 'the outline is focused');
+      assert.match(outline.text, /handleRequestNumber77\b/);
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('never puts secrets into its output', () => {
     const text = 'const token = process.env.SHOP_API_TOKEN;\n// UserRepo findByEmail hunter2 sk-live\n';
     const result = retrieve(index, { path: 'src/x.ts', text, cursor: { line: 1, character: 10 }, budget: 16000 });
