@@ -1,15 +1,15 @@
 /**
- * Per-repository calibration of the fusion: lines of the repository's own product code, cut the way benchmark
- * tasks are, show which profile (the fusion, or one retriever alone) packs the identifiers those lines need. The
+ * Per-repository calibration of the fusion: lines of the repository's own product code, chosen and cut the way
+ * benchmark tasks are, show which profile (the fusion, or one retriever alone) packs the identifiers those lines need. The
  * fusion's weights were chosen on a handful of repositories; a user's repository may be one where a single
  * retriever finds more, and this is where that shows (docs/decisions-retrieval.md, R10).
  */
-import { languageBuiltins } from '../index/builtins';
 import { languageForPath } from '../index/languages';
+import { SourceParser } from '../index/parser';
 import { isProductSource } from '../index/productPath';
+import { questionLines, sampleLines, type QuestionLine } from '../index/questionLines';
 import type { RepoIndex } from '../index/repoIndex';
 import { seededRandom, shuffled } from '../index/seededRandom';
-import { wordCounts } from '../index/tokenize';
 import { coversAll } from './coverage';
 import { FUSED, PROFILES, type FusionProfile } from './profiles';
 import { fuseAndPack, retrievalContext, runRetrievers } from './retrieve';
@@ -17,14 +17,10 @@ import type { Cursor } from './types';
 
 /** Samples measured: a recall's standard error is at most 5 points, as with the benchmark's 100 tasks. */
 const SAMPLES = 100;
-/** Spreads the samples over files: one file's repetitive lines cannot decide. */
-const MAX_SAMPLES_PER_FILE = 3;
-/** Files read at most while looking for sample lines: bounds the work on repositories with few such lines. */
+/** Files read at most while looking for sample lines: bounds the work on a large repository. */
 const MAX_FILES_READ = 600;
 /** Fewer samples than this decide nothing: the fusion stays. */
 const MIN_SAMPLES = 30;
-/** Shorter lines (`});`, `break;`) ask nothing of retrieval. */
-const MIN_LINE_CHARS = 6;
 /**
  * Share of the samples a single retriever must cover beyond the fusion to replace it: the fusion also serves what
  * samples cannot show (recent files, a draft's second query), and a paired difference on 100 samples has a standard
@@ -62,57 +58,23 @@ export interface CalibrationOptions {
   signal?: AbortSignal;
 }
 
-/** Comments, imports and package clauses: lines that are not code to complete. */
-const NOT_CODE = /^(\/\/|\/\*|\*|#|import\b|from\s+\S+\s+import\b|package\b|export\s+(\*|\{[^}]*\})\s*from\b)/;
-const STRING = /(['"`])(?:\\.|(?!\1)[^\\\n])*\1/g;
-const DECLARED = /\b(?:const|let|var|function|class|interface|type|enum|def|func)\s+([A-Za-z_$][\w$]*)/g;
-/** Keys of object literals and type members, typed parameters and fields (`name: …`, `static name?: …`). */
-const KEY =
-  /(?:^|[{,(]|\b(?:static|readonly|public|private|protected|declare|override|abstract)\s)\s*([A-Za-z_$][\w$]*)\s*\??:(?!:)/g;
-/** A method's own line (`async name<T>(…): R {`): the name is declared, as make-tasks' parse says. */
-const METHOD =
-  /^(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\(.*\{$/;
-/** Python and Go bind on their own (`a, b = …`, `x: T = …`, `a := …`, `func (r *T) Name(`). */
-const BINDING = /^([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_]\w*)*)\s*(?::[^=]*)?:?=(?!=)|\bfunc\s*\([^)]*\)\s*([A-Za-z_]\w*)/;
-
-/** Names a line declares rather than uses, for its language: they need no context. */
-function declaredOn(code: string, languageId: string): Set<string> {
-  const names = new Set([...code.matchAll(DECLARED)].map((m) => m[1]));
-  if (languageId !== 'go') for (const m of code.matchAll(KEY)) names.add(m[1]);
-  const method = languageId === 'python' || languageId === 'go' ? undefined : METHOD.exec(code);
-  if (method) names.add(method[1]);
-  const binding = languageId === 'python' || languageId === 'go' ? BINDING.exec(code) : undefined;
-  for (const name of binding?.[1]?.split(',') ?? []) names.add(name.trim());
-  if (binding?.[2]) names.add(binding[2]);
-  return names;
+/** A question line made a sample: its file cut at the line's first non-blank character, the rest of the line gone. */
+function sampleOf(line: QuestionLine, text: string): CalibrationSample {
+  const lines = text.split('\n');
+  const cut = [...lines.slice(0, line.row), lines[line.row].slice(0, line.column), ...lines.slice(line.row + 1)];
+  return {
+    path: line.file,
+    text: cut.join('\n'),
+    cursor: { line: line.row, character: line.column },
+    novel: line.novel,
+  };
 }
 
 /**
- * The novel identifiers of one line, or undefined when it is not a cross-file question: every name it uses
- * is either mentioned elsewhere in its file, a builtin, or declared in another file — and at least one is the
- * last kind. Textual (strings blanked, what the line declares skipped), a cheaper cousin of make-tasks' parse.
+ * Up to SAMPLES cross-file question lines of the repository's product files, found and sampled as `make-tasks`
+ * finds and samples the benchmark's tasks (src/index/questionLines.ts) among up to MAX_FILES_READ files in a
+ * seeded order: the calibration asks the kind of question the benchmark measures.
  */
-export function novelIdentifiers(
-  line: string,
-  fileCounts: ReadonlyMap<string, number>,
-  builtins: ReadonlySet<string>,
-  declaredElsewhere: (name: string) => boolean,
-  languageId = 'typescript',
-): string[] | undefined {
-  const code = line.trim();
-  if (code.replace(/\s/g, '').length < MIN_LINE_CHARS || NOT_CODE.test(code)) return undefined;
-  const bare = code.replace(STRING, '""');
-  const declared = declaredOn(bare, languageId);
-  const novel: string[] = [];
-  for (const [name, count] of wordCounts(bare)) {
-    if (declared.has(name) || (fileCounts.get(name) ?? 0) > count || builtins.has(name)) continue;
-    if (!declaredElsewhere(name)) return undefined;
-    novel.push(name);
-  }
-  return novel.length > 0 ? novel : undefined;
-}
-
-/** Up to SAMPLES lines of the repository's product files, in a seeded order, each made a sample. */
 export async function calibrationSamples(
   index: RepoIndex,
   read: (path: string) => Promise<string | undefined>,
@@ -120,28 +82,29 @@ export async function calibrationSamples(
 ): Promise<CalibrationSample[]> {
   const next = seededRandom(SEED);
   const files = [...index.files.keys()].filter(isProductSource).sort();
-  const samples: CalibrationSample[] = [];
-  for (const path of shuffled(files, next).slice(0, MAX_FILES_READ)) {
-    if (samples.length >= SAMPLES || options.signal?.aborted) break;
-    const text = await read(path);
-    if (text === undefined) continue;
-    const languageId = languageForPath(path)?.id ?? '';
-    const builtins = languageBuiltins(languageId);
-    const counts = wordCounts(text.replace(STRING, '""'));
-    const declaredElsewhere = (name: string): boolean => index.symbols(name).some((ref) => ref.path !== path);
-    const lines = text.split('\n');
-    const rows: { row: number; novel: string[] }[] = [];
-    lines.forEach((line, row) => {
-      const novel = novelIdentifiers(line, counts, builtins, declaredElsewhere, languageId);
-      if (novel && !options.exclude?.has(`${path}:${row}`)) rows.push({ row, novel });
-    });
-    for (const { row, novel } of shuffled(rows, next).slice(0, MAX_SAMPLES_PER_FILE)) {
-      const column = lines[row].search(/\S/);
-      const text = [...lines.slice(0, row), lines[row].slice(0, column), ...lines.slice(row + 1)].join('\n');
-      samples.push({ path, text, cursor: { line: row, character: column }, novel });
+  const texts = new Map<string, string>();
+  const lines: QuestionLine[] = [];
+  const parser = new SourceParser();
+  try {
+    for (const path of shuffled(files, next).slice(0, MAX_FILES_READ)) {
+      if (options.signal?.aborted) break;
+      const text = await read(path);
+      const language = languageForPath(path);
+      if (text === undefined || !language) continue;
+      const tree = await parser.parse(path, language, text);
+      const declaredElsewhere = (name: string): boolean => index.symbols(name).some((ref) => ref.path !== path);
+      const found = questionLines(path, text, tree, language.id, declaredElsewhere, true).cross.filter(
+        (line) => !options.exclude?.has(`${path}:${line.row}`),
+      );
+      parser.forget(path);
+      if (found.length === 0) continue;
+      texts.set(path, text);
+      lines.push(...found);
     }
+  } finally {
+    parser.dispose();
   }
-  return samples.slice(0, SAMPLES);
+  return sampleLines(lines, SAMPLES, next).map((line) => sampleOf(line, texts.get(line.file)!));
 }
 
 /**

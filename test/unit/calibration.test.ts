@@ -1,64 +1,13 @@
 import * as assert from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { builtinNames } from '../../src/index/builtins';
+import { makeTasks } from '../../src/cli/makeTasks';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
-import {
-  calibrate,
-  calibrationSamples,
-  chooseProfile,
-  MARGIN,
-  novelIdentifiers,
-} from '../../src/retrieval/calibration';
+import { calibrate, calibrationSamples, chooseProfile, MARGIN } from '../../src/retrieval/calibration';
 import { IndexClient } from '../../src/retrieval/indexClient';
 import { FUSED, PROFILES } from '../../src/retrieval/profiles';
 import { tempDir, writeFiles } from '../helpers/fixtures';
-
-const counts = (text: string): Map<string, number> => {
-  const out = new Map<string, number>();
-  for (const [w] of text.matchAll(/[A-Za-z_$][\w$]*/g)) out.set(w, (out.get(w) ?? 0) + 1);
-  return out;
-};
-
-describe('calibration samples', () => {
-  const elsewhere = new Set(['findByEmail', 'UserRepo', 'saveUser']);
-  const declaredElsewhere = (name: string): boolean => elsewhere.has(name);
-
-  it('counts a name as novel only when the file never mentions it elsewhere and another file declares it', () => {
-    const line = 'const user = await this.repo.findByEmail(normalized);';
-    const file = `import * as x from './x';\nconst normalized = 1;\nthis.repo = 2;\n${line}\n`;
-    assert.deepStrictEqual(novelIdentifiers(line, counts(file), builtinNames(), declaredElsewhere), ['findByEmail']);
-  });
-
-  it("never counts what the line declares: keys, members, a method's name, Python and Go bindings", () => {
-    const builtins = builtinNames();
-    const file = counts('');
-    const check = (line: string, language?: string): string[] | undefined =>
-      novelIdentifiers(line, file, builtins, declaredElsewhere, language);
-    assert.strictEqual(check('findByEmail: 42,'), undefined);
-    assert.deepStrictEqual(check('findByEmail: new UserRepo(),'), ['UserRepo']);
-    assert.deepStrictEqual(check('static saveUser?: UserRepo = null;'), ['UserRepo']);
-    assert.deepStrictEqual(check('async findByEmail(repo: UserRepo) {'), ['UserRepo']);
-    assert.deepStrictEqual(check('findByEmail, saveUser = UserRepo()', 'python'), ['UserRepo']);
-    assert.deepStrictEqual(check('findByEmail := UserRepo{saveUser: 1}', 'go'), ['UserRepo', 'saveUser']);
-  });
-
-  it('skips comments, imports, names inside strings, and lines with a name nothing declares', () => {
-    const builtins = builtinNames();
-    const file = counts('');
-    assert.strictEqual(novelIdentifiers('// findByEmail(user)', file, builtins, declaredElsewhere), undefined);
-    assert.strictEqual(
-      novelIdentifiers("import { saveUser } from './repo';", file, builtins, declaredElsewhere),
-      undefined,
-    );
-    assert.strictEqual(novelIdentifiers("log('findByEmail saveUser');", file, builtins, declaredElsewhere), undefined);
-    assert.strictEqual(novelIdentifiers('saveUser(mysteryName);', file, builtins, declaredElsewhere), undefined);
-    assert.deepStrictEqual(novelIdentifiers('const repo = new UserRepo();', file, builtins, declaredElsewhere), [
-      'UserRepo',
-    ]);
-  });
-});
 
 /** A library of 40 functions and 30 features that call three of them each through a namespace import. */
 async function libraryRepo(root: string): Promise<void> {
@@ -111,6 +60,23 @@ describe('calibration', () => {
         assert.strictEqual(cut.length, original.length);
         assert.strictEqual(cut[sample.cursor.line], original[sample.cursor.line].slice(0, sample.cursor.character));
         for (const name of sample.novel) assert.ok(!new RegExp(`\\b${name}\\b`).test(sample.text), name);
+      }
+    });
+  });
+
+  it('samples the lines make-tasks makes cross tasks of, with the same novel identifiers', async function () {
+    this.timeout(60_000);
+    await withLibraryIndex(async (index, read) => {
+      const tasks = await makeTasks(index, index.root, { perKind: 1000 });
+      const cross = new Map(
+        tasks
+          .filter((t) => t.metadata.kind === 'cross')
+          .map((t) => [`${t.metadata.file}:${t.metadata.groundtruth_start_lineno}`, t.metadata.novel_identifiers]),
+      );
+      const samples = await calibrationSamples(index, read);
+      assert.ok(samples.length >= 30, `${samples.length} samples`);
+      for (const sample of samples) {
+        assert.deepStrictEqual(sample.novel, cross.get(`${sample.path}:${sample.cursor.line}`), sample.path);
       }
     });
   });

@@ -1,5 +1,5 @@
 /**
- * How an identifier occurs in Python and Go code, for `make-tasks` (the TS/JS rules live in makeTasks.ts):
+ * How an identifier occurs in Python and Go code (the TS/JS rules live in lineIdentifiers.ts):
  * `declared` names need no prior knowledge; members, calls, constructions, types and references do.
  */
 import type { Node } from 'web-tree-sitter';

@@ -1,0 +1,85 @@
+import * as assert from 'assert';
+import { languageForPath } from '../../src/index/languages';
+import { SourceParser } from '../../src/index/parser';
+import { questionLines } from '../../src/index/questionLines';
+
+/** Files in three languages whose lines need names that another file declares (`elsewhere`). */
+const FILES: Record<string, string> = {
+  'src/service.ts': [
+    "import { UserRepo } from './repo';",
+    'export class Service {',
+    '  constructor(private readonly repo: UserRepo) {}',
+    '  async find(id: string) {',
+    '    const user = await this.repo.findByEmail(id);',
+    '    const next = { saveUser: user };',
+    "    this.repo.note('resetUser', next);",
+    '    return tidyRecord(user, id);',
+    '  }',
+    '}',
+  ].join('\n'),
+  'app/jobs.py': [
+    'from app.repo import UserRepo',
+    '',
+    'def run(repo: UserRepo, user_id):',
+    '    user = repo.find_by_email(user_id)',
+    '    save_user = 1',
+    '    return tidy_record(user)',
+  ].join('\n'),
+  'cmd/main.go': [
+    'package main',
+    '',
+    'func run(r *repo.UserRepo, id string) error {',
+    '\tuser := r.FindByEmail(id)',
+    '\treturn TidyRecord(user)',
+    '}',
+  ].join('\n'),
+};
+const ELSEWHERE = new Set([
+  ...['findByEmail', 'saveUser', 'resetUser', 'note', 'tidyRecord'],
+  ...['find_by_email', 'save_user', 'tidy_record', 'FindByEmail', 'TidyRecord'],
+]);
+
+describe('question lines', () => {
+  const parser = new SourceParser();
+  after(() => parser.dispose());
+
+  const linesOf = async (file: string, crossOnly = false) => {
+    const text = FILES[file];
+    const language = languageForPath(file)!;
+    const tree = await parser.parse(file, language, text);
+    return questionLines(file, text, tree, language.id, (name) => ELSEWHERE.has(name), crossOnly);
+  };
+
+  it('finds the lines that need a name declared in another file, and the names', async () => {
+    const rows = (await linesOf('src/service.ts')).cross.map((l) => [l.row, l.novel]);
+    // A key of an object literal is declared, a word in a string is no use: `note` is the one novel name of row 6.
+    assert.deepStrictEqual(rows, [
+      [4, ['findByEmail']],
+      [6, ['note']],
+      [7, ['tidyRecord']],
+    ]);
+    assert.deepStrictEqual(
+      (await linesOf('app/jobs.py')).cross.map((l) => [l.row, l.novel]),
+      [
+        [3, ['find_by_email']],
+        [5, ['tidy_record']],
+      ],
+    );
+    assert.deepStrictEqual(
+      (await linesOf('cmd/main.go')).cross.map((l) => [l.row, l.novel]),
+      [
+        [3, ['FindByEmail']],
+        [4, ['TidyRecord']],
+      ],
+    );
+  });
+
+  it('finds the same cross lines when asked for no others', async () => {
+    for (const file of Object.keys(FILES)) {
+      const all = await linesOf(file);
+      const cross = await linesOf(file, true);
+      assert.deepStrictEqual(cross.cross, all.cross, file);
+      assert.deepStrictEqual(cross.infile, [], file);
+    }
+  });
+});
