@@ -12,6 +12,8 @@ export interface LineIdentifier {
   name: string;
   role: IdentifierRole;
 }
+
+/** Identifier node types of the TS/JS grammars. */
 const IDENTIFIER_NODES = new Set([
   'identifier',
   'property_identifier',

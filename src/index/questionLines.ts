@@ -48,7 +48,8 @@ const IMPORT_NODES = new Set([
   'import_declaration',
   'package_clause',
 ]);
-/** Whether a task may start at `index`: not inside a comment or literal, not an import or re-export. */
+
+/** Whether a question line may start at `index`: not inside a comment or literal, not an import or re-export. */
 function startsCode(tree: Tree, row: number, column: number, index: number): boolean {
   for (let node = tree.rootNode.descendantForPosition({ row, column }); node; node = node.parent) {
     if (node.type === 'comment') return false;
