@@ -61,9 +61,7 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
       if (!('text' in read)) continue;
       const language = languageForPath(file)!;
       const tree = await parser.parse(file, language, read.text);
-      const lines = questionLines(file, read.text, tree, language.id, (name) =>
-        index.symbols(name).some((ref) => ref.path !== file),
-      );
+      const lines = questionLines(file, read.text, tree, language.id, (name) => index.declaredElsewhere(name, file));
       found.cross.push(...lines.cross);
       found.infile.push(...lines.infile);
       // Only files that gave candidates are needed again, to cut the sampled tasks.

@@ -177,6 +177,11 @@ export class RepoIndex {
     return this.symbolTable.get(name) ?? [];
   }
 
+  /** Whether a file other than `filePath` declares `name`. */
+  declaredElsewhere(name: string, filePath: string): boolean {
+    return this.symbols(name).some((ref) => ref.path !== filePath);
+  }
+
   /** Globals the repository declares for itself (`declare const __DEV__: boolean` in a .d.ts file). */
   ambientSymbols(): SymbolRef[] {
     this.ambient ??= [...this.files.values()]

@@ -92,7 +92,7 @@ export async function calibrationSamples(
       const language = languageForPath(path);
       if (text === undefined || !language) continue;
       const tree = await parser.parse(path, language, text);
-      const declaredElsewhere = (name: string): boolean => index.symbols(name).some((ref) => ref.path !== path);
+      const declaredElsewhere = (name: string): boolean => index.declaredElsewhere(name, path);
       const found = questionLines(path, text, tree, language.id, declaredElsewhere, true).cross.filter(
         (line) => !options.exclude?.has(`${path}:${line.row}`),
       );

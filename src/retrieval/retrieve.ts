@@ -90,7 +90,7 @@ export function retrieve(index: RepoIndex, request: RetrievalRequest, profile: F
     snippets: packed,
     dropped,
     timings: { stages, totalMs: performance.now() - started },
-    declaredElsewhere: request.names?.filter((name) => index.symbols(name).some((ref) => ref.path !== request.path)),
+    declaredElsewhere: request.names?.filter((name) => index.declaredElsewhere(name, request.path)),
   };
 }
 
