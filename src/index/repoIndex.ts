@@ -46,6 +46,8 @@ export function hashText(text: string): string {
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();
   private readonly symbolTable = new Map<string, SymbolRef[]>();
+  /** The same for top-level symbols only: a common name's members (thousands of `name`s) are not walked past. */
+  private readonly topLevelTable = new Map<string, SymbolRef[]>();
   private readonly chunkTable = new Map<string, Chunk>();
   private readonly dirFiles = new Map<string, Set<string>>();
   private readonly resolved = new Map<string, string[]>();
@@ -103,9 +105,9 @@ export class RepoIndex {
     this.resolvedImports.delete(filePath);
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     for (const symbol of record.facts.symbols) {
-      const refs = this.symbolTable.get(symbol.name);
-      if (refs) refs.push({ path: filePath, symbol });
-      else this.symbolTable.set(symbol.name, [{ path: filePath, symbol }]);
+      const ref = { path: filePath, symbol };
+      appendRef(this.symbolTable, ref);
+      if (!symbol.container) appendRef(this.topLevelTable, ref);
     }
     this.symbolCount += record.facts.symbols.length;
     for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
@@ -147,11 +149,8 @@ export class RepoIndex {
     const old = this.files.get(filePath);
     if (!old) return;
     for (const symbol of old.facts.symbols) {
-      const refs = this.symbolTable.get(symbol.name);
-      if (!refs) continue;
-      const kept = refs.filter((r) => r.path !== filePath);
-      if (kept.length) this.symbolTable.set(symbol.name, kept);
-      else this.symbolTable.delete(symbol.name);
+      dropRefs(this.symbolTable, symbol.name, filePath);
+      if (!symbol.container) dropRefs(this.topLevelTable, symbol.name, filePath);
     }
     this.symbolCount -= old.facts.symbols.length;
     for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
@@ -175,6 +174,11 @@ export class RepoIndex {
 
   symbols(name: string): SymbolRef[] {
     return this.symbolTable.get(name) ?? [];
+  }
+
+  /** The top-level symbols named `name`, in the order `symbols` lists them. */
+  topLevelSymbols(name: string): SymbolRef[] {
+    return this.topLevelTable.get(name) ?? [];
   }
 
   /** Whether a file other than `filePath` declares `name`. */
@@ -277,6 +281,21 @@ export class RepoIndex {
   dispose(): void {
     this.parser.dispose();
   }
+}
+
+function appendRef(table: Map<string, SymbolRef[]>, ref: SymbolRef): void {
+  const refs = table.get(ref.symbol.name);
+  if (refs) refs.push(ref);
+  else table.set(ref.symbol.name, [ref]);
+}
+
+/** Removes `filePath`'s refs named `name`, keeping the others' order. */
+function dropRefs(table: Map<string, SymbolRef[]>, name: string, filePath: string): void {
+  const refs = table.get(name);
+  if (!refs) return;
+  const kept = refs.filter((r) => r.path !== filePath);
+  if (kept.length) table.set(name, kept);
+  else table.delete(name);
 }
 
 function identifiersOf(facts: FileFacts): Set<string> {

@@ -1,8 +1,9 @@
 import { BUILTIN_TYPES } from '../index/builtins';
 import type { RepoIndex, ResolvedImport, SymbolRef } from '../index/repoIndex';
 import { baseName, dirOf } from '../index/relPath';
-import type { Chunk, FileFacts, SymbolInfo } from '../index/types';
+import type { Chunk, FileFacts, SymbolInfo, TypeAnnotation } from '../index/types';
 import { snippetOf } from './chunkWindows';
+import { offsetOf } from './cursor';
 import type { Anchor, RetrievalQuery } from './query';
 import type { Retriever } from './retriever';
 
@@ -26,6 +27,12 @@ const CHAIN_DECAY = 0.85;
 const IMPORT_WEIGHT = 0.25;
 const MAX_MODULE_LINE = 90;
 const AMBIENT_WEIGHT = 0.45;
+/**
+ * Characters around the cursor read for local declarations: the function being written and its neighbours, not the
+ * rest of a 5,000-line file (whose locals of the same name are other variables).
+ */
+const LOCALS_BEFORE = 12_000;
+const LOCALS_AFTER = 3_000;
 const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
 
 /**
@@ -38,7 +45,9 @@ export const definitionRetriever: Retriever = {
   name: 'definition',
   costMs: 3,
   retrieve({ index, facts, request, query }) {
-    return DefinitionRetriever.retrieve(index, facts, request.text, query).map(({ chunk, score, why }) => ({
+    const at = offsetOf(request.text, request.cursor);
+    const near = request.text.slice(Math.max(0, at - LOCALS_BEFORE), at + LOCALS_AFTER);
+    return DefinitionRetriever.retrieve(index, facts, near, query).map(({ chunk, score, why }) => ({
       key: chunk.id,
       snippet: { ...snippetOf(chunk), retriever: 'definition' as const, why, score },
       strong: score >= STRONG_DEFINITION,
@@ -59,6 +68,8 @@ export class DefinitionRetriever {
   private readonly resolved = new Map<string, SymbolRef[]>();
   /** Per file, the names it binds to whole modules and those modules (see `moduleBindings`). */
   private readonly moduleBound = new Map<string, Map<string, string[]>>();
+  /** While an export chain is followed: each file it read, with the facts and imports it read there. */
+  private reads: ExportRead[] | undefined;
 
   private constructor(
     private readonly index: RepoIndex,
@@ -224,13 +235,15 @@ export class DefinitionRetriever {
   private memberTypes(owner: SymbolRef, member: string): SymbolRef[] {
     const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
     if (!facts) return [];
-    const declared = facts.types.filter((t) => t.name === member && t.container === owner.symbol.name);
+    const members = membersOf(facts);
+    const key = `${owner.symbol.name}\0${member}`;
+    const declared = members.types.get(key) ?? [];
     if (declared.length) {
       return declared.flatMap((t) =>
         t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, owner.path)),
       );
     }
-    const symbol = facts.symbols.find((s) => s.name === member && s.container === owner.symbol.name);
+    const symbol = members.symbols.get(key);
     return symbol ? this.typesInSignature({ path: owner.path, symbol }, resultText(symbol.signature)) : [];
   }
 
@@ -287,8 +300,8 @@ export class DefinitionRetriever {
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
     // Past MAX_GLOBAL_REFS the name means nothing in particular: a common name's long list is not read to its end.
     const global: SymbolRef[] = [];
-    for (const r of this.index.symbols(name)) {
-      if (r.path === this.facts.path || r.symbol.container) continue;
+    for (const r of this.index.topLevelSymbols(name)) {
+      if (r.path === this.facts.path) continue;
       if (!(r.symbol.exported || r.path.endsWith('.d.ts') || this.samePackage(r.path))) continue;
       global.push(r);
       if (global.length > MAX_GLOBAL_REFS) return [];
@@ -301,9 +314,44 @@ export class DefinitionRetriever {
     return this.facts.language === 'go' && dirOf(file) === dirOf(this.facts.path);
   }
 
-  /** A symbol exported by `file`, directly or through `export … from` chains. */
+  /**
+   * A symbol exported by `file`, directly or through `export … from` chains. A chain through barrel files is
+   * the same for every keystroke until a file on it changes, so a whole chain's answer is kept with what it read.
+   */
   private exportedFrom(file: string, name: string, hops: number): SymbolRef[] {
+    if (hops > 0) return this.followExports(file, name, hops);
+    let cache = exportCache.get(this.index);
+    if (!cache) exportCache.set(this.index, (cache = new Map()));
+    const key = `${file}\0${name}`;
+    const known = cache.get(key);
+    if (known && known.reads.every((read) => this.readStill(read))) return known.refs;
+    this.reads = [];
+    const refs = this.followExports(file, name, 0);
+    if (cache.size >= MAX_CACHED_EXPORTS) cache.clear();
+    cache.set(key, { refs, reads: this.reads });
+    this.reads = undefined;
+    return refs;
+  }
+
+  /**
+   * Whether a file an export chain read would lead it the same way now: the same facts, or — the file being typed
+   * in — still no top-level `name` and the same imports.
+   */
+  private readStill(read: ExportRead): boolean {
+    const { path, name, facts, imports } = read;
+    const now = this.index.facts(path);
+    if (now === facts) return facts === undefined || this.index.imports(path) === imports;
+    if (!now || !facts || !imports || topLevel(facts, name).length || topLevel(now, name).length) return false;
+    const importsNow = this.index.imports(path);
+    if (!sameImports(imports, importsNow)) return false;
+    read.facts = now;
+    read.imports = importsNow;
+    return true;
+  }
+
+  private followExports(file: string, name: string, hops: number): SymbolRef[] {
     const facts = this.index.facts(file);
+    this.reads?.push({ path: file, name, facts, imports: facts && this.index.imports(file) });
     if (!facts) return [];
     const own = topLevel(facts, name);
     if (own.length) return own.map((symbol) => ({ path: file, symbol }));
@@ -312,7 +360,7 @@ export class DefinitionRetriever {
       const inner =
         at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
       for (const target of targets) {
-        const refs = this.exportedFrom(target, inner, hops + 1);
+        const refs = this.followExports(target, inner, hops + 1);
         if (refs.length) return refs;
       }
     }
@@ -396,6 +444,39 @@ export class DefinitionRetriever {
     return hit;
   }
 }
+
+/** A file an export chain read for `name`, with its facts and resolved imports then (undefined: not in the index). */
+interface ExportRead {
+  path: string;
+  name: string;
+  facts: FileFacts | undefined;
+  imports: readonly ResolvedImport[] | undefined;
+}
+
+/** Whether two resolutions of a file's imports bind the same names to the same targets (lines may differ). */
+function sameImports(a: readonly ResolvedImport[], b: readonly ResolvedImport[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every(({ binding, targets }, i) => {
+      const other = b[i];
+      return (
+        binding.specifier === other.binding.specifier &&
+        sameList(binding.names, other.binding.names) &&
+        sameList(binding.imported, other.binding.imported) &&
+        sameList(targets, other.targets)
+      );
+    })
+  );
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Per index, export chains' answers by `file\0name`, each with the reads that must still hold. */
+const exportCache = new WeakMap<RepoIndex, Map<string, { refs: SymbolRef[]; reads: ExportRead[] }>>();
+/** Answers kept per index at most: a repository's imported names, with room; past it the cache starts over. */
+const MAX_CACHED_EXPORTS = 50_000;
 
 /** A function's or variable's declaration without its body. */
 function signatureChunk(ref: SymbolRef): Chunk {
@@ -510,6 +591,37 @@ function topLevel(facts: FileFacts, name: string): SymbolInfo[] {
     topLevelByName.set(facts, byName);
   }
   return byName.get(name) ?? [];
+}
+
+/** A file's member declarations by container and name: member chains ask for one at a time, many a request. */
+interface MembersByName {
+  /** Annotated members (`container\0name`), in declaration order. */
+  types: Map<string, TypeAnnotation[]>;
+  /** The first symbol declared under each `container\0name`. */
+  symbols: Map<string, SymbolInfo>;
+}
+
+/** Per file's facts (replaced whenever the file changes), its members by container and name. */
+const membersByName = new WeakMap<FileFacts, MembersByName>();
+
+function membersOf(facts: FileFacts): MembersByName {
+  let members = membersByName.get(facts);
+  if (!members) {
+    members = { types: new Map(), symbols: new Map() };
+    for (const t of facts.types) {
+      if (t.container === undefined) continue;
+      const key = `${t.container}\0${t.name}`;
+      const list = members.types.get(key);
+      if (list) list.push(t);
+      else members.types.set(key, [t]);
+    }
+    for (const symbol of facts.symbols) {
+      const key = `${symbol.container}\0${symbol.name}`;
+      if (symbol.container !== undefined && !members.symbols.has(key)) members.symbols.set(key, symbol);
+    }
+    membersByName.set(facts, members);
+  }
+  return members;
 }
 
 /** Names after `extends` / `implements` / Python bases / Rust `impl X for`. */

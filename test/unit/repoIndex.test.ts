@@ -36,6 +36,31 @@ describe('RepoIndex on a fixture repository', () => {
     assert.ok(targets('cmd/shop/main.go').includes('pkg/store/store.go'));
   });
 
+  it('keeps its top-level symbol table equal to the symbol table less the members, through updates', async () => {
+    const { dir, cleanup } = await copyFixture(SHOP);
+    try {
+      const index = await built(dir);
+      const agree = (when: string): void => {
+        const names = new Set([...index.files.values()].flatMap((r) => r.facts.symbols.map((s) => s.name)));
+        for (const name of [...names, 'find', 'gone']) {
+          const expected = index.symbols(name).filter((r) => !r.symbol.container);
+          assert.deepStrictEqual(index.topLevelSymbols(name), expected, `${name} ${when}`);
+        }
+      };
+      agree('after the build');
+      // `find` becomes a member and a top-level function of one file, then only a member.
+      await index.update('src/models/user.ts', 'export class Box { find() {} }\nexport function find() {}\n');
+      await index.update('src/extra.ts', 'export function find() {}\nexport function gone() {}\n');
+      agree('after the updates');
+      await index.update('src/models/user.ts', 'export class Box { find() {} }\n');
+      index.remove('src/extra.ts');
+      agree('after a member-only update and a removal');
+      assert.deepStrictEqual(index.topLevelSymbols('gone'), []);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('updates, removes and renames single files', async () => {
     const { dir, cleanup } = await copyFixture(SHOP);
     try {

@@ -319,6 +319,77 @@ describe('retrieval', () => {
     }
   });
 
+  it('follows a re-export chain anew once a file on it changes what it exports, and through edits of the others', async () => {
+    const { dir, cleanup } = await tempDir();
+    const repo = new RepoIndex(dir);
+    const use = "import { Alpha } from './index';\n\nconst x = new Alpha();\nx.";
+    const definitionOfAlpha = (): Snippet | undefined =>
+      retrieve(repo, {
+        path: 'src/use.ts',
+        text: use,
+        cursor: { line: 3, character: 2 },
+        retrievers: ['definition'],
+      }).snippets.find((s) => s.text.includes('class Alpha'));
+    try {
+      await writeFiles(dir, {
+        'src/index.ts': "export * from './a';\nexport * from './b';\n",
+        'src/a.ts': 'export class Alpha {\n  run(): void {}\n}\n',
+        'src/b.ts': 'export function helper(): number {\n  return 1;\n}\n',
+        'src/use.ts': use,
+      });
+      await buildIndex(repo, { root: dir });
+      assert.strictEqual(definitionOfAlpha()?.path, 'src/a.ts');
+      // Alpha moves from a.ts to b.ts: the chain's answer is not the one found before.
+      await repo.update('src/a.ts', 'export const other = 1;\n');
+      await repo.update('src/b.ts', 'export class Alpha {\n  fly(): void {}\n}\n');
+      const moved = definitionOfAlpha();
+      assert.strictEqual(moved?.path, 'src/b.ts');
+      assert.match(moved.text, /fly\(\)/);
+      // Typing in a.ts (still no Alpha) keeps the answer; typing in b.ts moves its lines.
+      await repo.update('src/a.ts', 'export const other = 1;\n\nfunction local() {\n  return other;\n}\n');
+      assert.strictEqual(definitionOfAlpha()?.path, 'src/b.ts');
+      await repo.update('src/b.ts', '\n\nexport class Alpha {\n  fly(): void {}\n  land(): void {}\n}\n');
+      const edited = definitionOfAlpha();
+      assert.strictEqual(edited?.range.start, 2);
+      assert.match(edited.text, /land\(\)/);
+    } finally {
+      repo.dispose();
+      await cleanup();
+    }
+  });
+
+  it('types a local from the declarations near the cursor, not from a namesake thousands of lines away', () => {
+    const filler = Array.from({ length: 900 }, (_, i) => `const filler${i} = ${i};`).join('\n');
+    const text = [
+      "import { Wrong } from './wrong';",
+      "import { Right } from './right';",
+      'function far() {',
+      '  const box: Wrong = make();',
+      '}',
+      filler,
+      'function near() {',
+      '  const item: Right = make();',
+      '  box.',
+    ].join('\n');
+    const lines = text.split('\n');
+    return withRepo(
+      {
+        'src/wrong.ts': 'export class Wrong {\n  a(): void {}\n}\n',
+        'src/right.ts': 'export class Right {\n  b(): void {}\n}\n',
+        'src/big.ts': text,
+      },
+      (repo) => {
+        const at = (line: string) => {
+          const cursor = { line: lines.length - 1, character: 6 };
+          const edited = [...lines.slice(0, -1), line].join('\n');
+          return retrieve(repo, { path: 'src/big.ts', text: edited, cursor, retrievers: ['definition'] }).snippets;
+        };
+        assert.ok(!at('  box.').some((s) => /type of box/.test(s.why)), 'the far `box` is another variable');
+        assert.ok(at('  item.').some((s) => s.path === 'src/right.ts' && /type of item/.test(s.why)));
+      },
+    );
+  });
+
   it('never puts secrets into its output', () => {
     const text = 'const token = process.env.SHOP_API_TOKEN;\n// UserRepo findByEmail hunter2 sk-live\n';
     const result = retrieve(index, { path: 'src/x.ts', text, cursor: { line: 1, character: 10 }, budget: 16000 });
