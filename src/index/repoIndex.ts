@@ -54,6 +54,13 @@ export class RepoIndex {
   private readonly resolvedImports = new Map<string, ResolvedImport[]>();
   /** Changes whenever a file is added or removed: lets callers cache what they derive from the file set. */
   fileSetVersion = 0;
+  /**
+   * Changes whenever the file set or any file's top-level names or imports change, not when only a body does:
+   * lets callers cache how names resolve through re-exports while a file is being typed in.
+   */
+  exportsVersion = 0;
+  /** Per file, its top-level names and imports as one string: what `exportsVersion` watches. */
+  private readonly exportShapes = new Map<string, string>();
   private lexical = new LexicalIndex();
   private readonly windows = new WindowIndex();
   private layout: ProjectLayout | undefined;
@@ -100,6 +107,9 @@ export class RepoIndex {
   put(record: FileRecord, addToLexical = true): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
+    const shape = exportShape(record.facts);
+    if (this.exportShapes.get(filePath) !== shape) this.exportsVersion++;
+    this.exportShapes.set(filePath, shape);
     this.detach(filePath);
     this.files.set(filePath, record);
     this.resolvedImports.delete(filePath);
@@ -128,6 +138,7 @@ export class RepoIndex {
     if (!this.files.has(filePath)) return false;
     this.detach(filePath);
     this.files.delete(filePath);
+    this.exportShapes.delete(filePath);
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     this.parser.forget(filePath);
     this.dirFiles.get(dirOf(filePath))?.delete(filePath);
@@ -239,6 +250,7 @@ export class RepoIndex {
   /** The file set or the layout changed: any import may now resolve elsewhere. */
   private forgetResolutions(): void {
     this.fileSetVersion++;
+    this.exportsVersion++;
     this.resolved.clear();
     this.resolvedImports.clear();
   }
@@ -281,6 +293,13 @@ export class RepoIndex {
   dispose(): void {
     this.parser.dispose();
   }
+}
+
+/** A file's top-level names in order and its import bindings: all that decides how a name resolves through it. */
+function exportShape(facts: FileFacts): string {
+  const names = facts.symbols.filter((s) => !s.container).map((s) => s.name);
+  const imports = facts.imports.map((b) => `${b.specifier}\0${b.names.join(',')}\0${b.imported.join(',')}`);
+  return `${names.join(',')}\n${imports.join('\n')}`;
 }
 
 function appendRef(table: Map<string, SymbolRef[]>, ref: SymbolRef): void {

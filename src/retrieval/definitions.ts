@@ -68,8 +68,6 @@ export class DefinitionRetriever {
   private readonly resolved = new Map<string, SymbolRef[]>();
   /** Per file, the names it binds to whole modules and those modules (see `moduleBindings`). */
   private readonly moduleBound = new Map<string, Map<string, string[]>>();
-  /** While an export chain is followed: each file it read, with the facts and imports it read there. */
-  private reads: ExportRead[] | undefined;
 
   private constructor(
     private readonly index: RepoIndex,
@@ -315,43 +313,32 @@ export class DefinitionRetriever {
   }
 
   /**
-   * A symbol exported by `file`, directly or through `export … from` chains. A chain through barrel files is
-   * the same for every keystroke until a file on it changes, so a whole chain's answer is kept with what it read.
+   * A symbol exported by `file`, directly or through `export … from` chains. A chain through barrel files leads
+   * the same way until some file's top-level names or imports change (`RepoIndex.exportsVersion`), so where it
+   * ends is kept, and the symbols are read from that file's current facts.
    */
   private exportedFrom(file: string, name: string, hops: number): SymbolRef[] {
     if (hops > 0) return this.followExports(file, name, hops);
     let cache = exportCache.get(this.index);
-    if (!cache) exportCache.set(this.index, (cache = new Map()));
+    if (!cache || cache.version !== this.index.exportsVersion) {
+      cache = { version: this.index.exportsVersion, ends: new Map() };
+      exportCache.set(this.index, cache);
+    }
     const key = `${file}\0${name}`;
-    const known = cache.get(key);
-    if (known && known.reads.every((read) => this.readStill(read))) return known.refs;
-    this.reads = [];
-    const refs = this.followExports(file, name, 0);
-    if (cache.size >= MAX_CACHED_EXPORTS) cache.clear();
-    cache.set(key, { refs, reads: this.reads });
-    this.reads = undefined;
-    return refs;
-  }
-
-  /**
-   * Whether a file an export chain read would lead it the same way now: the same facts, or — the file being typed
-   * in — still no top-level `name` and the same imports.
-   */
-  private readStill(read: ExportRead): boolean {
-    const { path, name, facts, imports } = read;
-    const now = this.index.facts(path);
-    if (now === facts) return facts === undefined || this.index.imports(path) === imports;
-    if (!now || !facts || !imports || topLevel(facts, name).length || topLevel(now, name).length) return false;
-    const importsNow = this.index.imports(path);
-    if (!sameImports(imports, importsNow)) return false;
-    read.facts = now;
-    read.imports = importsNow;
-    return true;
+    let end = cache.ends.get(key);
+    if (end === undefined) {
+      const refs = this.followExports(file, name, 0);
+      end = refs.length ? { path: refs[0].path, name: refs[0].symbol.name } : null;
+      if (cache.ends.size >= MAX_CACHED_EXPORTS) cache.ends.clear();
+      cache.ends.set(key, end);
+      return refs;
+    }
+    const facts = end && this.index.facts(end.path);
+    return end && facts ? topLevel(facts, end.name).map((symbol) => ({ path: end.path, symbol })) : [];
   }
 
   private followExports(file: string, name: string, hops: number): SymbolRef[] {
     const facts = this.index.facts(file);
-    this.reads?.push({ path: file, name, facts, imports: facts && this.index.imports(file) });
     if (!facts) return [];
     const own = topLevel(facts, name);
     if (own.length) return own.map((symbol) => ({ path: file, symbol }));
@@ -445,36 +432,11 @@ export class DefinitionRetriever {
   }
 }
 
-/** A file an export chain read for `name`, with its facts and resolved imports then (undefined: not in the index). */
-interface ExportRead {
-  path: string;
-  name: string;
-  facts: FileFacts | undefined;
-  imports: readonly ResolvedImport[] | undefined;
-}
-
-/** Whether two resolutions of a file's imports bind the same names to the same targets (lines may differ). */
-function sameImports(a: readonly ResolvedImport[], b: readonly ResolvedImport[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every(({ binding, targets }, i) => {
-      const other = b[i];
-      return (
-        binding.specifier === other.binding.specifier &&
-        sameList(binding.names, other.binding.names) &&
-        sameList(binding.imported, other.binding.imported) &&
-        sameList(targets, other.targets)
-      );
-    })
-  );
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
-/** Per index, export chains' answers by `file\0name`, each with the reads that must still hold. */
-const exportCache = new WeakMap<RepoIndex, Map<string, { refs: SymbolRef[]; reads: ExportRead[] }>>();
+/** Per index, where export chains from `file\0name` end (null: nowhere), valid for one `exportsVersion`. */
+const exportCache = new WeakMap<
+  RepoIndex,
+  { version: number; ends: Map<string, { path: string; name: string } | null> }
+>();
 /** Answers kept per index at most: a repository's imported names, with room; past it the cache starts over. */
 const MAX_CACHED_EXPORTS = 50_000;
 
