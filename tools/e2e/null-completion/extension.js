@@ -60,7 +60,12 @@ function watchRequests(dir) {
       // A new window's extension host sees the requests of the one before: those already have their answer.
       if (!m || seen.has(name) || fs.existsSync(path.join(dir, `done-${m[1]}.json`))) continue;
       seen.add(name);
-      const answer = (result) => fs.writeFileSync(path.join(dir, `done-${m[1]}.json`), JSON.stringify(result));
+      // Written whole, then renamed: the harness reads the answer as soon as its name exists.
+      const answer = (result) => {
+        const done = path.join(dir, `done-${m[1]}.json`);
+        fs.writeFileSync(`${done}.tmp`, JSON.stringify(result));
+        fs.renameSync(`${done}.tmp`, done);
+      };
       Promise.resolve()
         .then(() => carryOut(JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'))))
         .then(
