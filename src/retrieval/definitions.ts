@@ -3,7 +3,6 @@ import type { RepoIndex, ResolvedImport, SymbolRef } from '../index/repoIndex';
 import { baseName, dirOf } from '../index/relPath';
 import type { Chunk, FileFacts, SymbolInfo, TypeAnnotation } from '../index/types';
 import { snippetOf } from './chunkWindows';
-import { offsetOf } from './cursor';
 import type { Anchor, RetrievalQuery } from './query';
 import type { Retriever } from './retriever';
 
@@ -44,8 +43,7 @@ export const STRONG_DEFINITION = 0.95;
 export const definitionRetriever: Retriever = {
   name: 'definition',
   costMs: 3,
-  retrieve({ index, facts, request, query }) {
-    const at = offsetOf(request.text, request.cursor);
+  retrieve({ index, facts, request, query, offset: at }) {
     const near = request.text.slice(Math.max(0, at - LOCALS_BEFORE), at + LOCALS_AFTER);
     return DefinitionRetriever.retrieve(index, facts, near, query).map(({ chunk, score, why }) => ({
       key: chunk.id,

@@ -53,7 +53,14 @@ export function retrievalContext(index: RepoIndex, request: RetrievalRequest): R
     types: [],
     hasErrors: false,
   };
-  return { index, request, query, facts, windowQuery: index.windowQuery(tokenSet(query.windowText)) };
+  return {
+    index,
+    request,
+    query,
+    facts,
+    offset: offsetOf(request.text, request.cursor),
+    windowQuery: index.windowQuery(tokenSet(query.windowText)),
+  };
 }
 
 /** Runs the retrievers `names` allows on one context, timing each into `stages`. */
@@ -115,8 +122,7 @@ const SHOWN_BEFORE = 24_000;
 const SHOWN_AFTER = 8_000;
 
 /** Identifiers of the current file that the prompt shows anyway, near the cursor. */
-function shown({ request }: RetrievalContext): Set<string> {
-  const at = offsetOf(request.text, request.cursor);
+function shown({ request, offset: at }: RetrievalContext): Set<string> {
   return new Set(identifiers(request.text.slice(Math.max(0, at - SHOWN_BEFORE), at + SHOWN_AFTER)));
 }
 

@@ -10,6 +10,8 @@ export interface RetrievalContext {
   request: RetrievalRequest;
   query: RetrievalQuery;
   facts: FileFacts;
+  /** The cursor's character offset in `request.text`, worked out once for every reader of the text around it. */
+  offset: number;
   /**
    * Identifier set of RepoCoder's query window (the 20 lines before the cursor), with the window index's ids for
    * it, prepared once for every window it is compared with.
