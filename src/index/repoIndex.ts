@@ -38,6 +38,12 @@ export function hashText(text: string): string {
   return createHash('sha1').update(text).digest('hex');
 }
 
+/** One file's change of what resolves through it: the top-level names it gained or lost; all of it without `names`. */
+export interface ExportChange {
+  path: string;
+  names?: ReadonlySet<string>;
+}
+
 /**
  * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks, an
  * inverted index over the chunks' 20-line windows (rebuilt from the facts on a warm start), and import resolution.
@@ -55,12 +61,16 @@ export class RepoIndex {
   /** Changes whenever a file is added or removed: lets callers cache what they derive from the file set. */
   fileSetVersion = 0;
   /**
-   * Changes whenever the file set or any file's top-level names or imports change, not when only a body does:
+   * Changes whenever the file set, any file's set of top-level names or its imports change, not when only a body
+   * does:
    * lets callers cache how names resolve through re-exports while a file is being typed in.
    */
   exportsVersion = 0;
-  /** Per file, its top-level names and imports as one string: what `exportsVersion` watches. */
-  private readonly exportShapes = new Map<string, string>();
+  /** Per file, its top-level names and imports: what `exportsVersion` watches. */
+  private readonly exportShapes = new Map<string, ExportShape>();
+  /** The change that made each `exportsVersion` after `exportLogBase` (see `exportChangesSince`). */
+  private exportLog: ExportChange[] = [];
+  private exportLogBase = 0;
   private lexical = new LexicalIndex();
   private readonly windows = new WindowIndex();
   private layout: ProjectLayout | undefined;
@@ -108,7 +118,8 @@ export class RepoIndex {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
     const shape = exportShape(record.facts);
-    if (this.exportShapes.get(filePath) !== shape) this.exportsVersion++;
+    const change = shapeChange(filePath, this.exportShapes.get(filePath), shape);
+    if (change) this.exportShapeChanged(change);
     this.exportShapes.set(filePath, shape);
     this.detach(filePath);
     this.files.set(filePath, record);
@@ -247,10 +258,31 @@ export class RepoIndex {
     return imports;
   }
 
+  /**
+   * What changed in files' top-level names and imports after `version`, in order; undefined when the file set or
+   * the layout changed since (anything may resolve elsewhere) or the log no longer reaches back that far.
+   */
+  exportChangesSince(version: number): readonly ExportChange[] | undefined {
+    if (version < this.exportLogBase || version > this.exportsVersion) return undefined;
+    return this.exportLog.slice(version - this.exportLogBase);
+  }
+
+  private exportShapeChanged(change: ExportChange): void {
+    this.exportsVersion++;
+    this.exportLog.push(change);
+    if (this.exportLog.length > EXPORT_LOG) {
+      const dropped = this.exportLog.length - EXPORT_LOG / 2;
+      this.exportLog = this.exportLog.slice(dropped);
+      this.exportLogBase += dropped;
+    }
+  }
+
   /** The file set or the layout changed: any import may now resolve elsewhere. */
   private forgetResolutions(): void {
     this.fileSetVersion++;
     this.exportsVersion++;
+    this.exportLog = [];
+    this.exportLogBase = this.exportsVersion;
     this.resolved.clear();
     this.resolvedImports.clear();
   }
@@ -295,11 +327,28 @@ export class RepoIndex {
   }
 }
 
-/** A file's top-level names in order and its import bindings: all that decides how a name resolves through it. */
-function exportShape(facts: FileFacts): string {
-  const names = facts.symbols.filter((s) => !s.container).map((s) => s.name);
+/** Shape changes remembered for `exportChangesSince`: a reader further behind starts over. */
+const EXPORT_LOG = 4096;
+
+/** A file's top-level names and its import bindings: all that decides how a name resolves through it. */
+interface ExportShape {
+  names: Set<string>;
+  imports: string;
+}
+
+function exportShape(facts: FileFacts): ExportShape {
+  const names = new Set(facts.symbols.filter((s) => !s.container).map((s) => s.name));
   const imports = facts.imports.map((b) => `${b.specifier}\0${b.names.join(',')}\0${b.imported.join(',')}`);
-  return `${names.join(',')}\n${imports.join('\n')}`;
+  return { names, imports: imports.join('\n') };
+}
+
+/** What differs between a file's shapes: the names declared in one only, or everything when the imports differ. */
+function shapeChange(path: string, before: ExportShape | undefined, after: ExportShape): ExportChange | undefined {
+  if (!before || before.imports !== after.imports) return { path };
+  const names = new Set<string>();
+  for (const name of before.names) if (!after.names.has(name)) names.add(name);
+  for (const name of after.names) if (!before.names.has(name)) names.add(name);
+  return names.size ? { path, names } : undefined;
 }
 
 function appendRef(table: Map<string, SymbolRef[]>, ref: SymbolRef): void {

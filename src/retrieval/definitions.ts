@@ -311,31 +311,41 @@ export class DefinitionRetriever {
   }
 
   /**
-   * A symbol exported by `file`, directly or through `export … from` chains. A chain through barrel files leads
-   * the same way until some file's top-level names or imports change (`RepoIndex.exportsVersion`), so where it
-   * ends is kept, and the symbols are read from that file's current facts.
+   * A symbol exported by `file`, directly or through `export … from` chains. Where a chain through barrel files
+   * ends is kept with the names it looked up in which files, and forgotten when one of those files gains or loses
+   * such a name or changes its imports (`RepoIndex.exportChangesSince`); the symbols are read from the end file's
+   * current facts.
    */
   private exportedFrom(file: string, name: string, hops: number): SymbolRef[] {
     if (hops > 0) return this.followExports(file, name, hops);
-    let cache = exportCache.get(this.index);
-    if (!cache || cache.version !== this.index.exportsVersion) {
-      cache = { version: this.index.exportsVersion, ends: new Map() };
-      exportCache.set(this.index, cache);
-    }
+    const cache = exportCacheOf(this.index);
     const key = `${file}\0${name}`;
     let end = cache.ends.get(key);
     if (end === undefined) {
-      const refs = this.followExports(file, name, 0);
+      const read: [string, string][] = [];
+      const refs = this.followExports(file, name, 0, read);
       end = refs.length ? { path: refs[0].path, name: refs[0].symbol.name } : null;
-      if (cache.ends.size >= MAX_CACHED_EXPORTS) cache.ends.clear();
+      if (cache.ends.size >= MAX_CACHED_EXPORTS) {
+        cache.ends.clear();
+        cache.readers.clear();
+      }
       cache.ends.set(key, end);
+      for (const [f, n] of read) {
+        let byName = cache.readers.get(f);
+        if (!byName) cache.readers.set(f, (byName = new Map()));
+        const keys = byName.get(n);
+        if (keys) keys.add(key);
+        else byName.set(n, new Set([key]));
+      }
       return refs;
     }
     const facts = end && this.index.facts(end.path);
     return end && facts ? topLevel(facts, end.name).map((symbol) => ({ path: end.path, symbol })) : [];
   }
 
-  private followExports(file: string, name: string, hops: number): SymbolRef[] {
+  /** Follows `export … from` links from `file` to where `name` is declared; each file and name looked up go to `read`. */
+  private followExports(file: string, name: string, hops: number, read?: [string, string][]): SymbolRef[] {
+    read?.push([file, name]);
     const facts = this.index.facts(file);
     if (!facts) return [];
     const own = topLevel(facts, name);
@@ -345,7 +355,7 @@ export class DefinitionRetriever {
       const inner =
         at >= 0 && binding.imported[at] !== '*' && binding.imported[at] !== 'default' ? binding.imported[at] : name;
       for (const target of targets) {
-        const refs = this.followExports(target, inner, hops + 1);
+        const refs = this.followExports(target, inner, hops + 1, read);
         if (refs.length) return refs;
       }
     }
@@ -430,13 +440,43 @@ export class DefinitionRetriever {
   }
 }
 
-/** Per index, where export chains from `file\0name` end (null: nowhere), valid for one `exportsVersion`. */
-const exportCache = new WeakMap<
-  RepoIndex,
-  { version: number; ends: Map<string, { path: string; name: string } | null> }
->();
+/** Where export chains from `file\0name` end (null: nowhere), and per file and name the chains that looked it up. */
+interface ExportCache {
+  version: number;
+  ends: Map<string, { path: string; name: string } | null>;
+  readers: Map<string, Map<string, Set<string>>>;
+}
+const exportCache = new WeakMap<RepoIndex, ExportCache>();
+
+/** The index's export cache, less the chains that looked up a name whose declaration or import changed since. */
+function exportCacheOf(index: RepoIndex): ExportCache {
+  let cache = exportCache.get(index);
+  if (cache && cache.version !== index.exportsVersion) {
+    const changes = index.exportChangesSince(cache.version);
+    if (changes) {
+      for (const { path, names } of changes) forgetReaders(cache, path, names);
+      cache.version = index.exportsVersion;
+    } else cache = undefined;
+  }
+  if (!cache) {
+    cache = { version: index.exportsVersion, ends: new Map(), readers: new Map() };
+    exportCache.set(index, cache);
+  }
+  return cache;
+}
 /** Answers kept per index at most: a repository's imported names, with room; past it the cache starts over. */
 const MAX_CACHED_EXPORTS = 50_000;
+
+/** Drops the chains that looked up `names` (every name without it) in `file`. */
+function forgetReaders(cache: ExportCache, file: string, names: ReadonlySet<string> | undefined): void {
+  const byName = cache.readers.get(file);
+  if (!byName) return;
+  for (const [name, keys] of byName) {
+    if (names && !names.has(name)) continue;
+    for (const key of keys) cache.ends.delete(key);
+    byName.delete(name);
+  }
+}
 
 /** A function's or variable's declaration without its body. */
 function signatureChunk(ref: SymbolRef): Chunk {

@@ -69,15 +69,21 @@ export function withoutCommentLines(text: string, path: string): string {
  * candidate's lines again was a third of the packer's time.
  */
 const CLEANED_TEXTS = 4096;
-const cleanedTexts = new LRUCache<string, { text: string; flat: string }>({ max: CLEANED_TEXTS });
+/**
+ * One cache per comment syntax ('' for texts kept whole), keyed by the text itself: a key built from syntax and
+ * text was a new string to hash in full on every lookup.
+ */
+const cleanedTexts = new Map<string, LRUCache<string, { text: string; flat: string }>>();
 
 function cleaned(text: string, commentsOf: string | undefined): { text: string; flat: string } {
-  const key = `${commentsOf === undefined ? '' : lineCommentFor(commentsOf)}\0${text}`;
-  let ready = cleanedTexts.get(key);
+  const syntax = commentsOf === undefined ? '' : lineCommentFor(commentsOf);
+  let cache = cleanedTexts.get(syntax);
+  if (!cache) cleanedTexts.set(syntax, (cache = new LRUCache({ max: CLEANED_TEXTS })));
+  let ready = cache.get(text);
   if (!ready) {
     const code = dedent(commentsOf === undefined ? text : withoutCommentLines(text, commentsOf));
     ready = { text: code, flat: unindented(code) };
-    cleanedTexts.set(key, ready);
+    cache.set(text, ready);
   }
   return ready;
 }
@@ -123,11 +129,13 @@ export function focusOutline(
     used += cost;
   }
   let also = `${indent}… also:`;
+  const listed = new Set<string>();
   for (const { i } of order) {
-    if (keep.has(i) || also.includes(` ${members[i]},`)) continue;
+    if (keep.has(i) || listed.has(members[i])) continue;
     const next = `${also} ${members[i]},`;
     if (used + next.length + 1 > room) break;
     also = next;
+    listed.add(members[i]);
   }
   const body = memberLines.filter((_, i) => keep.has(i));
   const extra = also.endsWith(',') ? [also.slice(0, -1)] : [];
@@ -190,7 +198,20 @@ export function packSnippets(
     return ready;
   };
   const place = (original: Snippet, first: boolean): boolean => {
+    // What decides the room depends on the candidate's path, retriever and members, not on its cleaned text: a
+    // candidate that cannot fit is turned away before it is cleaned.
+    if (left < 80) return false;
     const shared = first && !uncapped?.has(original);
+    const cap = shared ? (shares[original.retriever] ?? 1) * budget - (used.get(original.retriever) ?? 0) : left;
+    const limit = !first
+      ? Infinity
+      : original.members?.length
+        ? outlineChars
+        : original.retriever === 'definition'
+          ? definitionChars
+          : Infinity;
+    const room = Math.min(left, cap, limit) - original.path.length - 2;
+    if (room < 60) return false;
     const { candidate, flat } = prepare(original);
     const overlaps = packed.some(
       (p, i) =>
@@ -200,19 +221,9 @@ export function packSnippets(
           packedFlat[i].includes(flat)) ||
           flat.includes(packedFlat[i])),
     );
-    if (overlaps || left < 80) return false;
+    if (overlaps) return false;
     if (shared && known && everyIdentifier(candidate.text, (name) => known.has(name) || packedNames.has(name)))
       return false;
-    const cap = shared ? (shares[candidate.retriever] ?? 1) * budget - (used.get(candidate.retriever) ?? 0) : left;
-    const limit = !first
-      ? Infinity
-      : candidate.members?.length
-        ? outlineChars
-        : candidate.retriever === 'definition'
-          ? definitionChars
-          : Infinity;
-    const room = Math.min(left, cap, limit) - candidate.path.length - 2;
-    if (room < 60) return false;
     const text =
       candidate.text.length > room && candidate.members?.length && memberPriority
         ? focusOutline(candidate.text, candidate.members, room, memberPriority)

@@ -61,6 +61,35 @@ describe('RepoIndex on a fixture repository', () => {
     }
   });
 
+  it('reports which top-level names or imports changed since a version, and forgets the log on a file set change', async () => {
+    const { dir, cleanup } = await copyFixture(SHOP);
+    try {
+      const index = await built(dir);
+      const file = 'src/models/user.ts';
+      const since = index.exportsVersion;
+      await index.update(file, 'export class Box {\n  find() {}\n}\nexport function keep() {}\n');
+      const first = index.exportChangesSince(since);
+      assert.strictEqual(first?.length, 1);
+      // Whatever the file declared before is gone, Box and keep are new; a member is not a top-level name.
+      assert.ok(first[0].names?.has('Box') && first[0].names.has('keep') && !first[0].names.has('find'));
+      const afterNames = index.exportsVersion;
+      await index.update(file, 'export function keep() {\n  return 1;\n}\nexport class Box {\n  find() {}\n}\n');
+      assert.strictEqual(index.exportsVersion, afterNames, 'a body edit or a new order changes no shape');
+      await index.update(file, "import { x } from './x';\nexport function keep() {}\nexport class Box {}\n");
+      const imports = index.exportChangesSince(afterNames);
+      assert.deepStrictEqual(
+        imports?.map((c) => [c.path, c.names]),
+        [[file, undefined]],
+        'a change of imports names no names: anything may resolve elsewhere',
+      );
+      assert.strictEqual(index.exportChangesSince(since)?.length, 2);
+      await index.update('src/new.ts', 'export const fresh = 1;\n');
+      assert.strictEqual(index.exportChangesSince(since), undefined, 'a new file may change any resolution');
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('updates, removes and renames single files', async () => {
     const { dir, cleanup } = await copyFixture(SHOP);
     try {

@@ -1,5 +1,7 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
+import { baseName } from '../../src/index/relPath';
+import { seededRandom } from '../../src/index/seededRandom';
 import { buildIndex } from '../../src/index/workspace';
 import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
 import { formQuery } from '../../src/retrieval/query';
@@ -354,6 +356,86 @@ describe('retrieval', () => {
       assert.match(edited.text, /land\(\)/);
     } finally {
       repo.dispose();
+      await cleanup();
+    }
+  });
+
+  it('serves the same definitions from the kept export-chain ends as a fresh index, through random edits', async () => {
+    const { dir, cleanup } = await tempDir();
+    const next = seededRandom(7);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+    const names = ['Alpha', 'Beta', 'Gamma', 'Delta'];
+    const leaves = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'];
+    // Each leaf exports some of the names (each a class with a member of its own file); barrels re-export leaves.
+    const leafText = (file: string, exported: readonly string[]): string =>
+      exported.map((n) => `export class ${n} {\n  from_${baseName(file)}(): void {}\n}\n`).join('');
+    const barrelText = (targets: readonly string[]): string =>
+      targets.map((t) => `export * from './${t.replace(/^src\//, '').replace(/\.ts$/, '')}';\n`).join('');
+    const files: Record<string, string> = {
+      'src/index.ts': barrelText(['inner', 'src/a.ts']),
+      'src/inner.ts': barrelText(['src/b.ts', 'src/c.ts']),
+      'src/other.ts': barrelText(['src/d.ts', 'inner']),
+      'src/use.ts': '',
+    };
+    for (const leaf of leaves)
+      files[leaf] = leafText(
+        leaf,
+        names.filter(() => next() < 0.4),
+      );
+    const uses = ['index', 'other'].flatMap((barrel) =>
+      names.map((name) => `import { ${name} } from './${barrel}';\n\nconst x = new ${name}();\nx.`),
+    );
+    const answers = async (repo: RepoIndex): Promise<string[]> => {
+      const out: string[] = [];
+      for (const text of uses) {
+        await repo.update('src/use.ts', text);
+        const result = retrieve(repo, {
+          path: 'src/use.ts',
+          text,
+          cursor: { line: 3, character: 2 },
+          retrievers: ['definition'],
+        });
+        out.push(result.snippets.map((s) => `${s.path}:${s.text}`).join('|'));
+      }
+      return out;
+    };
+    const warm = new RepoIndex(dir);
+    try {
+      await writeFiles(dir, files);
+      await buildIndex(warm, { root: dir });
+      let found = 0;
+      for (let step = 0; step < 40; step++) {
+        await answers(warm);
+        // A leaf gains or loses names, or a barrel re-exports other files, or only a body changes.
+        const roll = next();
+        if (roll < 0.6) {
+          const leaf = pick(leaves);
+          files[leaf] = leafText(
+            leaf,
+            names.filter(() => next() < 0.4),
+          );
+        } else if (roll < 0.8) {
+          const barrel = pick(['src/inner.ts', 'src/other.ts']);
+          files[barrel] = barrelText(leaves.filter(() => next() < 0.5));
+        } else {
+          const leaf = pick(leaves);
+          files[leaf] = `${files[leaf]}\nfunction body${step}() {\n  return ${step};\n}\n`;
+        }
+        await writeFiles(dir, files);
+        for (const [file, text] of Object.entries(files)) await warm.update(file, text);
+        const fresh = new RepoIndex(dir);
+        try {
+          await buildIndex(fresh, { root: dir });
+          const kept = await answers(warm);
+          assert.deepStrictEqual(kept, await answers(fresh), `step ${step}`);
+          found += kept.filter((a) => a.includes('class ')).length;
+        } finally {
+          fresh.dispose();
+        }
+      }
+      assert.ok(found > 40, `the chains lead somewhere often enough to test them (${found})`);
+    } finally {
+      warm.dispose();
       await cleanup();
     }
   });
