@@ -12,7 +12,7 @@ export type Presented = Pick<Snippet, 'path' | 'range' | 'text' | 'members'>;
 /** A chunk as a snippet; outlines written one member a line say which member each line holds. */
 export function snippetOf(chunk: Chunk): Presented {
   const members = chunk.symbols.slice(1);
-  const lines = chunk.text.split('\n').length;
+  const lines = linesOf(chunk).length;
   const oneMemberALine =
     chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
   return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };

@@ -1,4 +1,5 @@
 import { identifiers } from '../index/tokenize';
+import { linesBetween } from './cursor';
 import type { Cursor } from './types';
 
 /** Lines of left context that make the lexical query (RepoCoder uses 20; the nearest lines matter most). */
@@ -38,16 +39,12 @@ function decay(distance: number): number {
  * the last 10 lines of left context followed by the first 10 lines of the draft.
  */
 export function formQuery(text: string, cursor: Cursor, draft?: string): RetrievalQuery {
-  const lines = text.split('\n');
-  const current = lines[cursor.line] ?? '';
-  const before = [
-    ...lines.slice(Math.max(0, cursor.line - ANCHOR_LEFT_LINES), cursor.line),
-    current.slice(0, cursor.character),
-  ];
-  const after = [
-    current.slice(cursor.character),
-    ...lines.slice(cursor.line + 1, cursor.line + 1 + ANCHOR_RIGHT_LINES),
-  ];
+  const first = Math.max(0, cursor.line - ANCHOR_LEFT_LINES);
+  const lines = linesBetween(text, first, cursor.line + 1 + ANCHOR_RIGHT_LINES);
+  const at = cursor.line - first;
+  const current = lines[at] ?? '';
+  const before = [...lines.slice(0, at), current.slice(0, cursor.character)];
+  const after = [current.slice(cursor.character), ...lines.slice(at + 1)];
   const draftLines = draft ? draft.split('\n').slice(0, 10) : [];
   const lexicalLeft = before.slice(draft ? -10 : -QUERY_LEFT_LINES);
   const lexicalText = [...lexicalLeft, ...draftLines, ...(draft ? [] : after.slice(0, QUERY_RIGHT_LINES))].join('\n');

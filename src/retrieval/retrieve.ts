@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DEFAULTS } from '../defaults';
 import type { RepoIndex } from '../index/repoIndex';
 import { languageForPath } from '../index/languages';
@@ -145,6 +146,22 @@ function analogousNames(results: readonly { name: RetrieverName; hits: readonly 
 }
 
 /**
+ * Member names' words of three letters or more, kept across requests: the same types' outlines are focused again
+ * and again, and splitting their member names was most of the focusing's time.
+ */
+const MEMBER_WORDS = 20_000;
+const memberWords = new LRUCache<string, readonly string[]>({ max: MEMBER_WORDS });
+
+function wordsOf(name: string): readonly string[] {
+  let words = memberWords.get(name);
+  if (!words) {
+    words = codeTerms(name).filter((t) => t.length > 2);
+    memberWords.set(name, words);
+  }
+  return words;
+}
+
+/**
  * An outline too long for the budget keeps the members that analogous code names and those whose name shares
  * words with the lines around the cursor, then those the repository uses most; those the prompt shows anyway
  * (`shown`) go last. (The names near the cursor alone went last before: the whole shown text is +2 tasks on the
@@ -161,7 +178,7 @@ function memberPriority(
   return (name) => {
     let rank = ranks.get(name);
     if (rank === undefined) {
-      const shared = codeTerms(name).filter((t) => t.length > 2 && nearTerms.has(t)).length;
+      const shared = wordsOf(name).filter((t) => nearTerms.has(t)).length;
       rank =
         (Math.log1p(index.frequency(name)) + 3 * shared + (analogous.has(name) ? ANALOGOUS_BONUS : 0)) *
         (shownNames.has(name) ? 0.1 : 1);

@@ -4,6 +4,7 @@ import { baseName } from '../../src/index/relPath';
 import { seededRandom } from '../../src/index/seededRandom';
 import { buildIndex } from '../../src/index/workspace';
 import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
+import { linesBetween } from '../../src/retrieval/cursor';
 import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
@@ -101,6 +102,18 @@ describe('retrieval', () => {
     const q = formQuery('a\nb\n', { line: 1, character: 1 }, 'countActiveUsers()');
     assert.ok(q.lexicalText.endsWith('countActiveUsers()'));
     assert.strictEqual(q.anchors[0].name, 'countActiveUsers');
+  });
+
+  it('reads the lines around the cursor as a split of the whole text would, without splitting it', () => {
+    for (const text of ['', 'one', 'a\nb', 'a\nb\n', '\n\n', 'x\ny\nz\n\nw']) {
+      for (let from = -2; from < 7; from++)
+        for (let to = Math.max(0, from); to < 9; to++)
+          assert.deepStrictEqual(
+            linesBetween(text, from, to),
+            text.split('\n').slice(Math.max(0, from), to),
+            `${JSON.stringify(text)} ${from}-${to}`,
+          );
+    }
   });
 
   it('resolves Python attribute types and Go package members', () => {
