@@ -17,8 +17,31 @@ const FIELD_BOOST = [1, 2];
 const COMPACT_SHARE = 0.5;
 const FORMAT = 'repogate-bm25-1';
 
-/** Term frequencies of one term in one field: chunk number → occurrences. */
-type Postings = Map<number, number>;
+/**
+ * One term's occurrences in one field: chunk numbers in ascending order, each with its term frequency and the
+ * chunk's length in that field (a chunk never changes; reading the length here saves a cache miss a posting).
+ */
+class Postings {
+  chunks = new Int32Array(2);
+  tfs = new Int32Array(2);
+  lengths = new Int32Array(2);
+  size = 0;
+
+  push(chunk: number, tf: number, length: number): void {
+    if (this.size === this.chunks.length) {
+      this.chunks = grown(this.chunks);
+      this.tfs = grown(this.tfs);
+      this.lengths = grown(this.lengths);
+    }
+    this.chunks[this.size] = chunk;
+    this.tfs[this.size] = tf;
+    this.lengths[this.size++] = length;
+  }
+
+  pairs(): [number, number][] {
+    return Array.from({ length: this.size }, (_, i) => [this.chunks[i], this.tfs[i]]);
+  }
+}
 
 interface Serialized {
   format: string;
@@ -67,7 +90,7 @@ export class LexicalIndex {
         for (const [term, tf] of counts) {
           let fields = this.postings.get(term);
           if (!fields) this.postings.set(term, (fields = new Array<Postings | undefined>(FIELDS)));
-          (fields[field] ??= new Map()).set(n, tf);
+          (fields[field] ??= new Postings()).push(n, tf, counts.size);
         }
       });
     }
@@ -87,6 +110,7 @@ export class LexicalIndex {
 
   /** Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them. */
   query(text: string, limit: number, filter?: (id: string) => boolean, maxTerms = 20): LexicalHit[] {
+    if (limit <= 0) return [];
     // BM25 cost grows with every term's posting list; the terms nearest the cursor carry the intent.
     // Whole identifiers only: chunks are indexed with identifier parts too, so `renderPage` still matches
     // `renderPage`, while the parts (`render`, `page`) would match half the repository at a high cost.
@@ -117,7 +141,6 @@ export class LexicalIndex {
         const postings = fields[field];
         if (!postings) continue;
         const average = this.totalLength[field] / live;
-        const lengths = this.lengths[field];
         if (this.listChunks.length < postings.size) {
           this.listChunks = new Int32Array(postings.size * 2);
           this.listParts = new Float64Array(postings.size * 2);
@@ -125,11 +148,14 @@ export class LexicalIndex {
         const { listChunks, listParts } = this;
         // One pass over the list: the live chunks and their parts, counted for the idf as they are met.
         let matching = 0;
-        postings.forEach((tf, n) => {
-          if (!everyLive && this.ids[n] === undefined) return;
+        const { chunks, tfs, lengths, size } = postings;
+        for (let i = 0; i < size; i++) {
+          const n = chunks[i];
+          if (!everyLive && this.ids[n] === undefined) continue;
+          const tf = tfs[i];
           listChunks[matching] = n;
-          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
-        });
+          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[i]) / average));
+        }
         const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
         for (let i = 0; i < matching; i++) {
@@ -144,16 +170,26 @@ export class LexicalIndex {
         }
       }
     });
-    const hits: LexicalHit[] = [];
+    // The best `limit` hits, best first (ties: first matched first), without sorting them all; only a chunk good
+    // enough to be kept is read and filtered (most touched chunks match one rare term).
+    const best: LexicalHit[] = [];
+    let threshold = -Infinity;
     for (const n of touched) {
-      const id = this.ids[n]!;
       const score = scores[n] * matched[n];
       scores[n] = 0;
       matched[n] = 0;
       this.lastTerm[n] = 0;
-      if (!filter || filter(id)) hits.push({ id, score });
+      if (best.length >= limit && score <= threshold) continue;
+      const id = this.ids[n]!;
+      if (filter && !filter(id)) continue;
+      best.push({ id, score });
+      if (best.length >= limit * 2) {
+        best.sort(byScore);
+        best.length = limit;
+        threshold = best[limit - 1].score;
+      }
     }
-    return topK(hits, limit);
+    return best.sort(byScore).slice(0, limit);
   }
 
   get size(): number {
@@ -164,7 +200,7 @@ export class LexicalIndex {
     this.compact();
     const postings: Serialized['postings'] = [];
     for (const [term, fields] of this.postings) {
-      postings.push([term, ...Array.from({ length: FIELDS }, (_, f) => [...(fields[f] ?? [])])]);
+      postings.push([term, ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? [])]);
     }
     // Compacted: every number is a live chunk.
     const ids = this.ids as string[];
@@ -180,7 +216,12 @@ export class LexicalIndex {
     for (const [term, ...fields] of data.postings) {
       this.postings.set(
         term,
-        fields.map((pairs) => (pairs.length ? new Map(pairs) : undefined)),
+        fields.map((pairs, field) => {
+          if (!pairs.length) return undefined;
+          const postings = new Postings();
+          for (const [n, tf] of pairs) postings.push(n, tf, this.lengths[field][n]);
+          return postings;
+        }),
       );
     }
   }
@@ -199,8 +240,11 @@ export class LexicalIndex {
     for (const [term, fields] of this.postings) {
       const kept = fields.map((postings) => {
         if (!postings) return undefined;
-        const next: Postings = new Map();
-        for (const [n, tf] of postings) if (renumber[n] >= 0) next.set(renumber[n], tf);
+        const next = new Postings();
+        for (let i = 0; i < postings.size; i++) {
+          const n = postings.chunks[i];
+          if (renumber[n] >= 0) next.push(renumber[n], postings.tfs[i], postings.lengths[i]);
+        }
         return next.size ? next : undefined;
       });
       if (kept.some(Boolean)) this.postings.set(term, kept);
@@ -211,27 +255,18 @@ export class LexicalIndex {
   }
 }
 
+function grown(values: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const next = new Int32Array(values.length * 2);
+  next.set(values);
+  return next;
+}
+
 function sum(values: readonly number[]): number {
   let total = 0;
   for (const v of values) total += v;
   return total;
 }
 
-/** The `k` best hits, best first (ties: earlier chunks first), without sorting them all. */
-function topK(hits: LexicalHit[], k: number): LexicalHit[] {
-  if (hits.length > k * 4) {
-    let threshold = -Infinity;
-    const best: LexicalHit[] = [];
-    for (const hit of hits) {
-      if (best.length >= k && hit.score <= threshold) continue;
-      best.push(hit);
-      if (best.length >= k * 2) {
-        best.sort((a, b) => b.score - a.score);
-        best.length = k;
-        threshold = best[k - 1].score;
-      }
-    }
-    hits = best;
-  }
-  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+function byScore(a: LexicalHit, b: LexicalHit): number {
+  return b.score - a.score;
 }
