@@ -11,11 +11,15 @@ export type Presented = Pick<Snippet, 'path' | 'range' | 'text' | 'members'>;
 
 /** A chunk as a snippet; outlines written one member a line say which member each line holds. */
 export function snippetOf(chunk: Chunk): Presented {
-  const members = chunk.symbols.slice(1);
-  const lines = linesOf(chunk).length;
-  const oneMemberALine =
-    chunk.kind === 'outline' && members.length > 0 && (lines === members.length + 1 || lines === members.length + 2);
-  return { path: chunk.path, range: chunk.range, text: chunk.text, members: oneMemberALine ? members : undefined };
+  const members = chunk.symbols.length - 1;
+  const lines = chunk.kind === 'outline' ? linesOf(chunk).length : 0;
+  const oneMemberALine = chunk.kind === 'outline' && members > 0 && (lines === members + 1 || lines === members + 2);
+  return {
+    path: chunk.path,
+    range: chunk.range,
+    text: chunk.text,
+    members: oneMemberALine ? chunk.symbols.slice(1) : undefined,
+  };
 }
 
 /** A chunk's lines, split once per chunk object: chunks live until their file changes, and queries keep meeting them. */

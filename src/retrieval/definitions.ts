@@ -549,9 +549,15 @@ function importsOf(imports: readonly ResolvedImport[]): ImportsByName {
     const stars: NamedImport[] = [];
     for (const [order, entry] of imports.entries()) {
       const { names, imported } = entry.binding;
+      // The first binding of a name in a statement is the one `indexOf` finds.
+      const seen = new Set<string>();
       names.forEach((name, at) => {
-        // The first binding of a name in a statement is the one `indexOf` finds.
-        if (names.indexOf(name) === at) named.set(name, [...(named.get(name) ?? []), { ...entry, order, at }]);
+        if (seen.has(name)) return;
+        seen.add(name);
+        const hit = { ...entry, order, at };
+        const list = named.get(name);
+        if (list) list.push(hit);
+        else named.set(name, [hit]);
       });
       if (names.length === 1 && names[0] === '*' && imported.includes('*')) stars.push({ ...entry, order, at: -1 });
     }
