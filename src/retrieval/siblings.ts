@@ -42,27 +42,44 @@ function siblingFiles(index: RepoIndex, currentPath: string): string[] {
   const dir = currentPath.slice(0, slash + 1);
   const base = currentPath.slice(slash + 1).replace(/\.[^.]*$/, '');
   const words = base.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [base];
-  const suffix = words.length > 1 ? words.slice(-2).join('') : '';
+  // `mysql-query-compiler` and `postgres_query_compiler` end with the same words as `MySqlQueryCompiler` does.
+  const separated = SEPARATOR.test(base);
+  const suffix = separated ? lastParts(base) : words.length > 1 ? words.slice(-2).join('') : '';
   const siblings: string[] = [];
-  for (const [filePath, name] of fileNames(index)) {
+  for (const [filePath, name, parts] of fileNames(index)) {
     if (filePath === currentPath) continue;
     const sameDir = filePath.startsWith(dir) && !filePath.slice(dir.length).includes('/');
-    if (sameDir || (suffix && name.endsWith(suffix) && name !== suffix)) siblings.push(filePath);
+    const sameEnd = separated ? suffix !== '' && parts === suffix : suffix && name.endsWith(suffix) && name !== suffix;
+    if (sameDir || sameEnd) siblings.push(filePath);
     if (siblings.length >= FILES) break;
   }
   return siblings;
 }
 
-const fileNameCache = new WeakMap<RepoIndex, { version: number; names: [path: string, name: string][] }>();
+const SEPARATOR = /[-_]/;
 
-/** Every indexed path with its file name less the extension, recomputed only when the file set changes. */
-function fileNames(index: RepoIndex): [path: string, name: string][] {
+/** The last two parts of a kebab- or snake-case name, lower-cased and joined by `-` ('' for fewer than three). */
+function lastParts(name: string): string {
+  const parts = name.toLowerCase().split(/[-_]+/).filter(Boolean);
+  return parts.length > 2 ? parts.slice(-2).join('-') : '';
+}
+
+const fileNameCache = new WeakMap<
+  RepoIndex,
+  { version: number; names: [path: string, name: string, lastParts: string][] }
+>();
+
+/**
+ * Every indexed path with its file name less the extension and the last parts of a separated name, recomputed
+ * only when the file set changes.
+ */
+function fileNames(index: RepoIndex): [path: string, name: string, lastParts: string][] {
   let cached = fileNameCache.get(index);
   if (!cached || cached.version !== index.fileSetVersion) {
-    const names = [...index.files.keys()].map((p): [string, string] => [
-      p,
-      p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, ''),
-    ]);
+    const names = [...index.files.keys()].map((p): [string, string, string] => {
+      const name = p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
+      return [p, name, lastParts(name)];
+    });
     cached = { version: index.fileSetVersion, names };
     fileNameCache.set(index, cached);
   }

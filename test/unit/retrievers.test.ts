@@ -8,7 +8,7 @@ import { formQuery, jaccard, tokenSet } from '../../src/retrieval/query';
 import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
 import type { RetrieverName } from '../../src/retrieval/types';
-import { SHOP, tempDir } from '../helpers/fixtures';
+import { SHOP, tempDir, writeFiles } from '../helpers/fixtures';
 
 const VOCABULARY = Array.from({ length: 120 }, (_, i) => `name${i}`);
 
@@ -204,6 +204,40 @@ describe('retriever interface', () => {
     const all = retrieve(index, request);
     for (const name of ['definition', 'lexical', 'similar', 'sibling', 'recent', 'pack']) {
       assert.ok(all.timings.stages[name] >= 0, name);
+    }
+  });
+});
+
+describe('sibling files', () => {
+  it('are named with the same last words in camel, kebab or snake case, wherever they live', async () => {
+    const body = (name: string): string =>
+      `export function compile${name}(node) {\n  const sql = visitSelectQuery(node);\n  return appendReturning(sql, node);\n}\n`;
+    const { dir, cleanup } = await tempDir();
+    const repo = new RepoIndex(dir);
+    try {
+      await writeFiles(dir, {
+        'src/mysql/mysql-query-compiler.ts': body('Mysql'),
+        'src/sqlite/sqlite_query_compiler.ts': body('Sqlite'),
+        'src/base/query-compiler.ts': body('Base'),
+        'src/other/mysql-driver.ts': body('Driver'),
+        'src/mssql/MssqlQueryCompiler.ts': body('Mssql'),
+        'src/postgres/postgres-query-compiler.ts': '',
+      });
+      await buildIndex(repo, { root: dir });
+      const text = 'export function compilePostgres(node) {\n  const sql = visitSelectQuery(node);\n  ';
+      const found = (path: string): string[] =>
+        retrieve(repo, { path, text, cursor: { line: 2, character: 2 }, retrievers: ['sibling'] })
+          .snippets.map((s) => s.path)
+          .sort();
+      // The same last two words, separators and case aside; not the bare two-word name, not other endings.
+      assert.deepStrictEqual(found('src/postgres/postgres-query-compiler.ts'), [
+        'src/mysql/mysql-query-compiler.ts',
+        'src/sqlite/sqlite_query_compiler.ts',
+      ]);
+      assert.deepStrictEqual(found('src/postgres/PostgresQueryCompiler.ts'), ['src/mssql/MssqlQueryCompiler.ts']);
+    } finally {
+      repo.dispose();
+      await cleanup();
     }
   });
 });
