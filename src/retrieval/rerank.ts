@@ -25,16 +25,14 @@ const LENGTH_SCALE = 3000;
  * one request to the next, and tokenizing every candidate was most of the rerank's time.
  */
 const IDENTIFIER_SETS = 4096;
-const identifierSets = new LRUCache<string, readonly string[]>({ max: IDENTIFIER_SETS });
+const identifierSets = new LRUCache<string, readonly string[], void>({
+  max: IDENTIFIER_SETS,
+  memoMethod: (text) => [...new Set(identifiers(text))],
+});
 
 /** The distinct identifiers of a candidate's text. */
 export function distinctIdentifiers(text: string): readonly string[] {
-  let names = identifierSets.get(text);
-  if (!names) {
-    names = [...new Set(identifiers(text))];
-    identifierSets.set(text, names);
-  }
-  return names;
+  return identifierSets.memo(text);
 }
 
 /**

@@ -150,16 +150,10 @@ function analogousNames(results: readonly { name: RetrieverName; hits: readonly 
  * and again, and splitting their member names was most of the focusing's time.
  */
 const MEMBER_WORDS = 20_000;
-const memberWords = new LRUCache<string, readonly string[]>({ max: MEMBER_WORDS });
-
-function wordsOf(name: string): readonly string[] {
-  let words = memberWords.get(name);
-  if (!words) {
-    words = codeTerms(name).filter((t) => t.length > 2);
-    memberWords.set(name, words);
-  }
-  return words;
-}
+const memberWords = new LRUCache<string, readonly string[], void>({
+  max: MEMBER_WORDS,
+  memoMethod: (name) => codeTerms(name).filter((t) => t.length > 2),
+});
 
 /**
  * An outline too long for the budget keeps the members that analogous code names and those whose name shares
@@ -178,7 +172,7 @@ function memberPriority(
   return (name) => {
     let rank = ranks.get(name);
     if (rank === undefined) {
-      const shared = wordsOf(name).filter((t) => nearTerms.has(t)).length;
+      const shared = memberWords.memo(name).filter((t) => nearTerms.has(t)).length;
       rank =
         (Math.log1p(index.frequency(name)) + 3 * shared + (analogous.has(name) ? ANALOGOUS_BONUS : 0)) *
         (shownNames.has(name) ? 0.1 : 1);

@@ -14,6 +14,16 @@ async function built(root: string, cacheDir?: string): Promise<RepoIndex> {
   return index;
 }
 
+/** Indexes a fresh copy of the shop fixture for `check`, then removes the copy. */
+async function onShopCopy(check: (index: RepoIndex, dir: string) => Promise<void>): Promise<void> {
+  const { dir, cleanup } = await copyFixture(SHOP);
+  try {
+    await check(await built(dir), dir);
+  } finally {
+    await cleanup();
+  }
+}
+
 describe('RepoIndex on a fixture repository', () => {
   it('indexes TS, Python and Go files and skips secrets', async () => {
     const index = await built(SHOP);
@@ -37,9 +47,7 @@ describe('RepoIndex on a fixture repository', () => {
   });
 
   it('keeps its top-level symbol table equal to the symbol table less the members, through updates', async () => {
-    const { dir, cleanup } = await copyFixture(SHOP);
-    try {
-      const index = await built(dir);
+    await onShopCopy(async (index) => {
       const agree = (when: string): void => {
         const names = new Set([...index.files.values()].flatMap((r) => r.facts.symbols.map((s) => s.name)));
         for (const name of [...names, 'find', 'gone']) {
@@ -56,15 +64,11 @@ describe('RepoIndex on a fixture repository', () => {
       index.remove('src/extra.ts');
       agree('after a member-only update and a removal');
       assert.deepStrictEqual(index.topLevelSymbols('gone'), []);
-    } finally {
-      await cleanup();
-    }
+    });
   });
 
   it('reports which top-level names or imports changed since a version, and forgets the log on a file set change', async () => {
-    const { dir, cleanup } = await copyFixture(SHOP);
-    try {
-      const index = await built(dir);
+    await onShopCopy(async (index) => {
       const file = 'src/models/user.ts';
       const since = index.exportsVersion;
       await index.update(file, 'export class Box {\n  find() {}\n}\nexport function keep() {}\n');
@@ -85,15 +89,11 @@ describe('RepoIndex on a fixture repository', () => {
       assert.strictEqual(index.exportChangesSince(since)?.length, 2);
       await index.update('src/new.ts', 'export const fresh = 1;\n');
       assert.strictEqual(index.exportChangesSince(since), undefined, 'a new file may change any resolution');
-    } finally {
-      await cleanup();
-    }
+    });
   });
 
   it('updates, removes and renames single files', async () => {
-    const { dir, cleanup } = await copyFixture(SHOP);
-    try {
-      const index = await built(dir);
+    await onShopCopy(async (index) => {
       const before = index.stats();
       assert.strictEqual(
         await index.update(
@@ -118,17 +118,13 @@ describe('RepoIndex on a fixture repository', () => {
       index.remove('src/models/account.ts');
       assert.strictEqual(index.symbols('hashPassword').length, 0);
       assert.strictEqual(index.stats().files, before.files - 1);
-    } finally {
-      await cleanup();
-    }
+    });
   });
 });
 
 describe('single-file refresh (editor and file events)', () => {
   it('indexes editor text, re-reads the disk, and drops secrets, ignored and vanished files', async () => {
-    const { dir, cleanup } = await copyFixture(SHOP);
-    try {
-      const index = await built(dir);
+    await onShopCopy(async (index, dir) => {
       const refresher = new FileRefresher(index, { root: dir });
       assert.strictEqual(
         await refresher.refresh('src/extra.ts', 'export function addedInEditor(): void {}\n'),
@@ -146,9 +142,7 @@ describe('single-file refresh (editor and file events)', () => {
       assert.strictEqual(await refresher.refresh('node_modules/x/index.ts', 'export const y = 1;\n'), 'excluded');
       assert.strictEqual(await refresher.rename('src/extra.ts', 'config/id_rsa.ts'), 'secret');
       assert.strictEqual(index.symbols('addedInEditor').length, 0);
-    } finally {
-      await cleanup();
-    }
+    });
   });
 });
 
