@@ -169,8 +169,49 @@ function linesOf(walk: Walk, node: Node): string {
   return walk.lines.slice(node.startPosition.row, node.endPosition.row + 1).join('\n');
 }
 
-/** A class outline: its header, each member's signature, no bodies. Short or body-less types stay whole. */
-function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): string {
+/** One line of an outline: a declared member, or an attribute the class's methods assign. */
+interface OutlineEntry {
+  name: string;
+  signature: string;
+  /** The row whose indentation the line takes. */
+  indentRow: number;
+}
+
+/** Instance attributes listed per class at most: an outline is focused to its likeliest members anyway. */
+const MAX_UNDECLARED_ATTRIBUTES = 64;
+
+/**
+ * The attributes a class has without declaring them in its body: TypeScript's parameter properties
+ * (`constructor(private readonly em: EntityManager)`), shown as written, and those its methods assign
+ * (`self.x = …`, `this.x = …`), shown by their first assignment's line — in Python and JavaScript most of a class's
+ * vocabulary. They are listed in the outline only; the symbol table keeps declarations.
+ */
+function undeclaredAttributes(walk: Walk, body: Node, declared: readonly SymbolInfo[]): OutlineEntry[] {
+  const { selfAssignment: how, parameterProperties } = walk.spec;
+  if ((!how && !parameterProperties) || declared.length === 0) return [];
+  const seen = new Set(declared.map((m) => m.name));
+  const indentRow = declared[0].range.start;
+  const entries: OutlineEntry[] = [];
+  const add = (name: string | undefined, signature: string): void => {
+    if (!name || !IDENTIFIER.test(name) || seen.has(name) || entries.length === MAX_UNDECLARED_ATTRIBUTES) return;
+    seen.add(name);
+    entries.push({ name, signature, indentRow });
+  };
+  for (const node of parameterProperties ? body.descendantsOfType(parameterProperties) : []) {
+    if (node?.children.some((c) => c?.type === 'accessibility_modifier' || c?.type === 'readonly'))
+      add(node.childForFieldName('pattern')?.text, node.text);
+  }
+  for (const node of how ? body.descendantsOfType(how.node) : []) {
+    const target = node?.childForFieldName('left');
+    if (!node || !how || target?.type !== how.target || target.childForFieldName(how.object)?.text !== how.receiver)
+      continue;
+    add(target.childForFieldName(how.property)?.text, walk.lines[node.startPosition.row].trim());
+  }
+  return entries;
+}
+
+/** A class outline: its header, one line a member (`entries`), no bodies. Short or body-less types stay whole. */
+function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[], entries: OutlineEntry[]): string {
   const full = linesOf(walk, outer).split('\n');
   const hasBodies = members.some((m) => m.kind === 'method' && m.range.end - m.range.start > 1);
   // Short body-less types (interfaces, enums) read best as written; long ones lose comments and bodies.
@@ -183,13 +224,11 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[]): 
       .trimEnd()
       .replace(/\s*\n\s*/g, ' ') + opener,
   ];
-  for (const member of members) {
+  for (const entry of entries) {
     // One line a member, so that a budget holds as many member names as possible.
     // Modifiers cost characters and rarely decide the next line; the budget is better spent on members.
-    const sig = member.signature.replace(/\s*\n\s*/g, ' ').replace(MODIFIERS, '');
-    lines.push(
-      indent(member.range.start) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig),
-    );
+    const sig = entry.signature.replace(/\s*\n\s*/g, ' ').replace(MODIFIERS, '');
+    lines.push(indent(entry.indentRow) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
   // One line a member, whatever the count: retrieval focuses an oversized outline on the members it needs.
@@ -231,9 +270,11 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
   if (decl.container && body) {
     const members: SymbolInfo[] = [];
     walkChildren(walk, body, name, members);
-    addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members), [
+    const entries = members.map((m) => ({ name: m.name, signature: m.signature, indentRow: m.range.start }));
+    entries.push(...undeclaredAttributes(walk, body, members));
+    addChunk(walk, 'outline', symbol.range.start, symbol.range.end, outlineOf(walk, outer, body, members, entries), [
       name,
-      ...members.map((m) => m.name),
+      ...entries.map((e) => e.name),
     ]);
   } else if ((kind === 'function' || kind === 'method') && body) {
     if (name === 'constructor' || name === '__init__') scanForTypes(walk, body, container, 0);

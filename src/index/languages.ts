@@ -34,6 +34,13 @@ export interface LanguageSpec {
   constructs: Record<string, string>;
   /** Closing line of a block for outlines ('' for indentation-scoped languages). */
   blockClose: string;
+  /**
+   * How a method assigns an instance attribute (`self.x = …`, `this.x = …`), where classes need not declare their
+   * attributes: the assignment node, its target's node type and fields, and the receiver's text.
+   */
+  selfAssignment?: { node: string; target: string; object: string; property: string; receiver: string };
+  /** Parameter nodes that declare an attribute when they carry a modifier (TypeScript's parameter properties). */
+  parameterProperties?: string[];
 }
 
 const tsDecls: Record<string, DeclSpec> = {
@@ -90,9 +97,33 @@ const tsShared = {
 };
 
 const SPECS: LanguageSpec[] = [
-  { id: 'typescript', wasm: 'tree-sitter-typescript.wasm', extensions: ['.ts', '.mts', '.cts'], ...tsShared },
-  { id: 'tsx', wasm: 'tree-sitter-tsx.wasm', extensions: ['.tsx'], ...tsShared },
-  { id: 'javascript', wasm: 'tree-sitter-javascript.wasm', extensions: ['.js', '.jsx', '.mjs', '.cjs'], ...tsShared },
+  {
+    id: 'typescript',
+    wasm: 'tree-sitter-typescript.wasm',
+    extensions: ['.ts', '.mts', '.cts'],
+    ...tsShared,
+    parameterProperties: ['required_parameter', 'optional_parameter'],
+  },
+  {
+    id: 'tsx',
+    wasm: 'tree-sitter-tsx.wasm',
+    extensions: ['.tsx'],
+    ...tsShared,
+    parameterProperties: ['required_parameter', 'optional_parameter'],
+  },
+  {
+    id: 'javascript',
+    wasm: 'tree-sitter-javascript.wasm',
+    extensions: ['.js', '.jsx', '.mjs', '.cjs'],
+    ...tsShared,
+    selfAssignment: {
+      node: 'assignment_expression',
+      target: 'member_expression',
+      object: 'object',
+      property: 'property',
+      receiver: 'this',
+    },
+  },
   {
     id: 'python',
     wasm: 'tree-sitter-python.wasm',
@@ -112,6 +143,13 @@ const SPECS: LanguageSpec[] = [
     typeNameNodes: new Set(['identifier']),
     constructs: { call: 'function' },
     blockClose: '',
+    selfAssignment: {
+      node: 'assignment',
+      target: 'attribute',
+      object: 'object',
+      property: 'attribute',
+      receiver: 'self',
+    },
   },
   {
     id: 'go',

@@ -64,6 +64,16 @@ describe('extract: TypeScript', () => {
     assert.ok(f.chunks.some((c) => c.kind === 'method' && c.text.includes('this.repo.find(id)')));
   });
 
+  it('lists parameter properties in the outline, not in the symbol table', async () => {
+    const f = await facts('src/svc.ts', TS);
+    const outline = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Svc')!;
+    assert.ok(outline.text.split('\n').includes('  db: Db'), outline.text);
+    assert.strictEqual(outline.text.split('\n').length, outline.symbols.length + 1, 'one line a member');
+    assert.ok(outline.symbols.includes('db'));
+    assert.ok(!f.symbols.some((s) => s.name === 'db'), 'a parameter property is no declaration of the symbol table');
+    assert.ok(!outline.symbols.includes('cache'), 'TypeScript attributes are declared, not assigned');
+  });
+
   it('records imports, re-exports and declared types', async () => {
     const f = await facts('src/svc.ts', TS);
     assert.deepStrictEqual(
@@ -119,6 +129,30 @@ describe('extract: other languages', () => {
     );
     assert.deepStrictEqual(f.imports[0], { specifier: '.models', names: ['O'], imported: ['Order'], line: 0 });
     assert.ok(f.types.some((t) => t.name === 'order' && t.typeNames[0] === 'Order'));
+  });
+
+  it('Python and JavaScript outlines list the attributes methods assign, once, after the members', async () => {
+    const py = await facts(
+      'app/crawler.py',
+      'class Crawler:\n    limit: int = 3\n\n    def __init__(self, settings):\n        self.settings: Settings = settings.copy()\n        self.limit = 4\n        other.name = 1\n\n    def start(self):\n        self.engine = self._create_engine()\n        self.settings = None\n',
+    );
+    const outline = py.chunks.find((c) => c.kind === 'outline')!;
+    assert.deepStrictEqual(outline.symbols, ['Crawler', 'limit', '__init__', 'start', 'settings', 'engine']);
+    assert.deepStrictEqual(outline.text.split('\n').slice(-2), [
+      '    self.settings: Settings = settings.copy()',
+      '    self.engine = self._create_engine()',
+    ]);
+    assert.ok(
+      !py.symbols.some((s) => s.name === 'settings' || s.name === 'engine'),
+      'the symbol table keeps declarations',
+    );
+    const js = await facts(
+      'lib/linter.js',
+      'class Linter {\n  constructor(options) {\n    this.options = options;\n    this.#rules = new Map();\n  }\n  verify(text) {\n    return this.options;\n  }\n}\n',
+    );
+    const jsOutline = js.chunks.find((c) => c.kind === 'outline')!;
+    assert.deepStrictEqual(jsOutline.symbols, ['Linter', 'constructor', 'verify', 'options', '#rules']);
+    assert.ok(jsOutline.text.includes('\n  this.options = options;\n'), jsOutline.text);
   });
 
   it('Python annotated attributes and module-level constructions type the name, not `self`', async () => {
