@@ -629,6 +629,21 @@ describe('packing and verbalization', () => {
       'def f():\n    return 1  # trailing',
     );
     assert.strictEqual(withoutCommentLines('// only a comment', 'a.go'), '// only a comment', 'nothing left: kept');
+    const python = [
+      'class NotConfigured(Exception):',
+      '    """Raised by a component',
+      '    that stays disabled."""',
+      '',
+      '    def explain(self):',
+      "        r'''One line.'''",
+      '        return f("""kept: not at a line start""")',
+    ].join('\n');
+    assert.strictEqual(
+      withoutCommentLines(python, 'pkg/exceptions.py'),
+      'class NotConfigured(Exception):\n\n    def explain(self):\n        return f("""kept: not at a line start""")',
+      'docstrings, one line or several, are left out',
+    );
+    assert.strictEqual(withoutCommentLines('x = 1\n"""a"""', 'a.js'), 'x = 1\n"""a"""', 'only in Python');
   });
 
   it('packs more candidates when comment-only lines are left out, and keeps outlines line for line', () => {
