@@ -28,11 +28,16 @@ const NON_PRODUCT_WORDS = new Set([
 ]);
 const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])|^(test_|conftest\.)/;
 
+/** Whether a path is test, fixture, mock, benchmark or example code, whatever its language. */
+export function isNonProductPath(filePath: string): boolean {
+  const parts = filePath.toLowerCase().split('/');
+  const base = parts.pop()!;
+  return NON_PRODUCT_FILE.test(base) || parts.some((dir) => dir.split(/[-_.]/).some((w) => NON_PRODUCT_WORDS.has(w)));
+}
+
 /** A product source file of a language the benchmark tasks (and the fusion's calibration) are made in. */
 export function isProductSource(filePath: string): boolean {
   const spec = languageForPath(filePath);
   if (!spec || !TASK_LANGUAGES.has(spec.id) || filePath.endsWith('.d.ts')) return false;
-  const parts = filePath.toLowerCase().split('/');
-  const base = parts.pop()!;
-  return !NON_PRODUCT_FILE.test(base) && !parts.some((dir) => dir.split(/[-_.]/).some((w) => NON_PRODUCT_WORDS.has(w)));
+  return !isNonProductPath(filePath);
 }

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { isNonProductPath } from '../index/productPath';
 import { identifiers } from '../index/tokenize';
 import type { Candidate } from './fusion';
 import type { RetrievalQuery } from './query';
@@ -10,6 +11,12 @@ const OVERLAP_WEIGHT = 0.02;
 const OVERLAP_CAP = 5;
 /** Same folder as the current file: parallel and closely related code lives together. */
 const SAME_DIR_BONUS = 0.03;
+/**
+ * What a window or chunk of test, fixture or example code keeps of its score when the current file is product code:
+ * their code calls the product's API with made-up values rather than as product code does (+1.3 points on the tuning
+ * half, from 0.15 to 0.4 alike, no repository but astro lower; the definition path weighs tests in its own score).
+ */
+const NON_PRODUCT_FACTOR = 0.4;
 /**
  * What a huge type's outline is charged for in the length penalty (the packer focuses it to its likeliest
  * members): otherwise the receiver's own type ranks below small declarations around it.
@@ -36,8 +43,8 @@ export function distinctIdentifiers(text: string): readonly string[] {
 }
 
 /**
- * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, same directory;
- * divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
+ * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, same directory, test
+ * code seen from product code; divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
  * relevance. Returns snippets best first, and which path's strong evidence each carries.
  */
 export function rerank(
@@ -47,6 +54,7 @@ export function rerank(
 ): { ranked: Snippet[]; strongBy: Map<Snippet, RetrieverName> } {
   const anchorWeight = new Map(query.anchors.map((a) => [a.name, a.weight]));
   const currentDir = currentPath.slice(0, currentPath.lastIndexOf('/') + 1);
+  const fromProduct = !isNonProductPath(currentPath);
   const strongBy = new Map<Snippet, RetrieverName>();
   const scored = candidates.map((c) => {
     let score = c.score;
@@ -59,6 +67,7 @@ export function rerank(
     // outline listed a member a line is focused to its likeliest members, so it costs at most a focused outline.
     const charged = Math.min(c.snippet.text.length, c.snippet.members?.length ? FOCUSED_OUTLINE_CHARS : PACKABLE_CHARS);
     score /= 1 + charged / LENGTH_SCALE;
+    if (fromProduct && c.snippet.retriever !== 'definition' && isNonProductPath(path)) score *= NON_PRODUCT_FACTOR;
     const others = Object.keys(c.ranks).filter((r) => r !== c.snippet.retriever);
     const why = others.length ? `${c.snippet.why}; also found by ${others.join(', ')}` : c.snippet.why;
     const snippet: Snippet = { ...c.snippet, score, why };

@@ -2,7 +2,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import { builtinNames } from '../../src/index/builtins';
-import { isProductSource } from '../../src/index/productPath';
+import { isNonProductPath, isProductSource } from '../../src/index/productPath';
 import { makeTasks, type Task } from '../../src/cli/makeTasks';
 import { scanIdentifiers } from '../../src/index/lineIdentifiers';
 import { languageForPath } from '../../src/index/languages';
@@ -79,6 +79,14 @@ describe('isProductSource', () => {
     ]) {
       assert.ok(!isProductSource(p), p);
     }
+  });
+});
+
+describe('isNonProductPath', () => {
+  it('tells test, fixture and example code by its path, whatever the language', () => {
+    for (const p of ['tests/a.rs', 'src/a.test.ts', 'pkg/test_b.py', 'cmd/b_test.go', 'examples/demo/main.c'])
+      assert.ok(isNonProductPath(p), p);
+    for (const p of ['src/a.rs', 'src/latest.ts', 'src/types.d.ts', 'README.md']) assert.ok(!isNonProductPath(p), p);
   });
 });
 

@@ -4,7 +4,9 @@ import { buildIndex } from '../../src/index/workspace';
 import { seededRandom } from '../../src/index/seededRandom';
 import { WINDOW_LINES, WindowIndex, windowStarts } from '../../src/index/windows';
 import type { Chunk } from '../../src/index/types';
+import { fuse } from '../../src/retrieval/fusion';
 import { formQuery, jaccard, tokenSet } from '../../src/retrieval/query';
+import { rerank } from '../../src/retrieval/rerank';
 import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Hit, RetrievalContext } from '../../src/retrieval/retriever';
 import type { RetrieverName } from '../../src/retrieval/types';
@@ -292,6 +294,25 @@ describe('fusion', () => {
       ['src/notes.ts', 'src/needed.ts'],
     );
     assert.strictEqual(packed[0].text, Array.from({ length: 20 }, (_, i) => `call${i}();`).join('\n'));
+  });
+
+  it('ranks test code below product code for a product file, not for a test file', () => {
+    const lexical = [
+      hit('lexical', 'test/orders.test.ts', 9, false, 'const order = makeOrder();'),
+      hit('lexical', 'src/orders.ts', 8, false, 'const order = makeOrder();'),
+    ];
+    const definitions = [hit('definition', 'test/helpers.ts', 0.5, false, 'export function makeOrder(): Order')];
+    const order = (path: string): string[] =>
+      rerank(
+        fuse([
+          { name: 'definition', hits: definitions },
+          { name: 'lexical', hits: lexical },
+        ]),
+        query,
+        path,
+      ).ranked.map((s) => s.path);
+    assert.deepStrictEqual(order('src/here.ts'), ['test/helpers.ts', 'src/orders.ts', 'test/orders.test.ts']);
+    assert.deepStrictEqual(order('test/here.test.ts'), ['test/helpers.ts', 'test/orders.test.ts', 'src/orders.ts']);
   });
 
   it('keeps the fused order when no evidence is strong', () => {
