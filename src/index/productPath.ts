@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { languageForPath } from './languages';
 
 const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go']);
@@ -28,11 +29,20 @@ const NON_PRODUCT_WORDS = new Set([
 ]);
 const NON_PRODUCT_FILE = /[._-](test|tests|spec|e2e|bench|stories)(?![a-z\d])|^(test_|conftest\.)/;
 
+/** Paths whose answer is kept: retrieval asks about the same files many times a request. */
+const KNOWN_PATHS = 20_000;
+const nonProduct = new LRUCache<string, boolean, void>({
+  max: KNOWN_PATHS,
+  memoMethod: (filePath) => {
+    const parts = filePath.toLowerCase().split('/');
+    const base = parts.pop()!;
+    return NON_PRODUCT_FILE.test(base) || parts.some((dir) => dir.split(/[-_.]/).some((w) => NON_PRODUCT_WORDS.has(w)));
+  },
+});
+
 /** Whether a path is test, fixture, mock, benchmark or example code, whatever its language. */
 export function isNonProductPath(filePath: string): boolean {
-  const parts = filePath.toLowerCase().split('/');
-  const base = parts.pop()!;
-  return NON_PRODUCT_FILE.test(base) || parts.some((dir) => dir.split(/[-_.]/).some((w) => NON_PRODUCT_WORDS.has(w)));
+  return nonProduct.memo(filePath);
 }
 
 /** A product source file of a language the benchmark tasks (and the fusion's calibration) are made in. */

@@ -1,5 +1,6 @@
 import { BUILTIN_TYPES } from '../index/builtins';
 import type { RepoIndex, ResolvedImport, SymbolRef } from '../index/repoIndex';
+import { isNonProductPath } from '../index/productPath';
 import { baseName, dirOf } from '../index/relPath';
 import type { Chunk, FileFacts, SymbolInfo, TypeAnnotation } from '../index/types';
 import { snippetOf } from './chunkWindows';
@@ -32,7 +33,6 @@ const AMBIENT_WEIGHT = 0.45;
  */
 const LOCALS_BEFORE = 12_000;
 const LOCALS_AFTER = 3_000;
-const TEST_PATH = /(^|\/)(__tests__|tests?|spec|e2e|fixtures|dts-test)\/|\.(test|spec|test-d)\.[jt]sx?$/;
 
 /**
  * A definition scored at least this is a type (or an imported definition) named on the cursor's own line: the
@@ -430,7 +430,7 @@ export class DefinitionRetriever {
     const chunk = given ?? (isType ? chunkFor(this.index, ref) : signatureChunk(ref));
     if (!chunk) return undefined;
     // Tests define look-alike symbols that production code never uses.
-    const testPenalty = TEST_PATH.test(ref.path) && !TEST_PATH.test(this.facts.path) ? 0.4 : 1;
+    const testPenalty = isNonProductPath(ref.path) && !isNonProductPath(this.facts.path) ? 0.4 : 1;
     const score = weight * (isType || given ? 1 : 0.6) * testPenalty;
     const known = this.hits.get(chunk.id);
     if (known && known.score >= score) return known;
