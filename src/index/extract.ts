@@ -334,11 +334,44 @@ function statementGroups(walk: Walk, root: Node): void {
   flush();
 }
 
+/** A Go method's receiver, as its signature opens: `func (app *App) `. */
+const RECEIVER = /^func\s*\([^)]*\)\s*/;
+
+/**
+ * Go declares a type's methods beside it, not inside it: the outline of each type the file declares methods for is
+ * written one member a line — its fields, then those methods without their receiver — so that it lists what a
+ * value of the type can do and can be focused like any other outline.
+ */
+function addReceiverMethods(walk: Walk): void {
+  const members = new Map<string, SymbolInfo[]>();
+  let methods = false;
+  for (const symbol of walk.symbols) {
+    if (!symbol.container) continue;
+    members.set(symbol.container, [...(members.get(symbol.container) ?? []), symbol]);
+    methods ||= symbol.kind === 'method' && RECEIVER.test(symbol.signature);
+  }
+  if (!methods) return;
+  for (const chunk of walk.chunks) {
+    const own = chunk.kind === 'outline' ? members.get(chunk.symbols[0]) : undefined;
+    if (!own?.some((m) => m.kind === 'method' && RECEIVER.test(m.signature))) continue;
+    const header = chunk.text.split('\n', 1)[0];
+    const fields = own.filter((m) => !RECEIVER.test(m.signature));
+    const listed = [...fields, ...own.filter((m) => RECEIVER.test(m.signature))];
+    const lines = listed.map((m) => {
+      const sig = m.signature.replace(RECEIVER, '').replace(/\s*\n\s*/g, ' ');
+      return `\t${sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig}`;
+    });
+    chunk.text = [header, ...lines, walk.spec.blockClose].join('\n');
+    chunk.symbols = [chunk.symbols[0], ...listed.map((m) => m.name)];
+  }
+}
+
 /** Everything the index keeps about one parsed file. */
 export function extractFacts(filePath: string, spec: LanguageSpec, text: string, tree: Tree): FileFacts {
   const walk: Walk = { spec, path: filePath, lines: text.split('\n'), symbols: [], chunks: [], types: [] };
   const root = tree.rootNode;
   walkChildren(walk, root, undefined, []);
+  if (spec.receiverMethods) addReceiverMethods(walk);
   statementGroups(walk, root);
   if (walk.chunks.length === 0) walk.chunks.push(...lineWindows(filePath, text));
   return {

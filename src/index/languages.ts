@@ -41,6 +41,8 @@ export interface LanguageSpec {
   selfAssignment?: { node: string; target: string; object: string; property: string; receiver: string };
   /** Parameter nodes that declare an attribute when they carry a modifier (TypeScript's parameter properties). */
   parameterProperties?: string[];
+  /** Methods are declared outside their type, with a receiver (Go): outlines list them from the file. */
+  receiverMethods?: boolean;
 }
 
 const tsDecls: Record<string, DeclSpec> = {
@@ -183,6 +185,7 @@ const SPECS: LanguageSpec[] = [
     typeNameNodes: new Set(['type_identifier']),
     constructs: { composite_literal: 'type' },
     blockClose: '}',
+    receiverMethods: true,
   },
   {
     id: 'rust',

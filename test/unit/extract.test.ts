@@ -189,6 +189,21 @@ describe('extract: other languages', () => {
     assert.ok(f.types.some((t) => t.name === 'Repo' && t.typeNames.includes('UserRepo')));
   });
 
+  it('a Go type’s outline lists the methods the file declares for it, one a line without the receiver', async () => {
+    const f = await facts(
+      'app.go',
+      'package fiber\n\n// App is the app.\ntype App struct {\n\tname string\n\n\tpool sync.Pool\n}\n\ntype Handler interface {\n\tServe(c Ctx) error\n}\n\nfunc (app *App) Get(path string, handlers ...Handler) Router {\n\treturn app\n}\n\nfunc (app *App) Name() string { return app.name }\n',
+    );
+    const outline = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'App')!;
+    assert.strictEqual(
+      outline.text,
+      'type App struct {\n\tname string\n\tpool sync.Pool\n\tGet(path string, handlers ...Handler) Router\n\tName() string\n}',
+    );
+    assert.deepStrictEqual(outline.symbols, ['App', 'name', 'pool', 'Get', 'Name']);
+    const iface = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Handler')!;
+    assert.deepStrictEqual(iface.symbols, ['Handler', 'Serve'], 'a type without receiver methods is left as it was');
+  });
+
   it('Rust impls, traits and use declarations', async () => {
     const f = await facts(
       'src/lib.rs',
