@@ -169,7 +169,7 @@ function linesOf(walk: Walk, node: Node): string {
   return walk.lines.slice(node.startPosition.row, node.endPosition.row + 1).join('\n');
 }
 
-/** One line of an outline: a declared member, or an attribute the class's methods assign. */
+/** One line of an outline: a declared member, or an attribute the class's body does not declare. */
 interface OutlineEntry {
   name: string;
   signature: string;
@@ -210,6 +210,12 @@ function undeclaredAttributes(walk: Walk, body: Node, declared: readonly SymbolI
   return entries;
 }
 
+/** A member's signature on one line, cut at MAX_MEMBER_CHARS. */
+function memberLine(signature: string): string {
+  const sig = signature.replace(/\s*\n\s*/g, ' ');
+  return sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig;
+}
+
 /** A class outline: its header, one line a member (`entries`), no bodies. Short or body-less types stay whole. */
 function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[], entries: OutlineEntry[]): string {
   const full = linesOf(walk, outer).split('\n');
@@ -227,8 +233,7 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[], e
   for (const entry of entries) {
     // One line a member, so that a budget holds as many member names as possible.
     // Modifiers cost characters and rarely decide the next line; the budget is better spent on members.
-    const sig = entry.signature.replace(/\s*\n\s*/g, ' ').replace(MODIFIERS, '');
-    lines.push(indent(entry.indentRow) + (sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig));
+    lines.push(indent(entry.indentRow) + memberLine(entry.signature.replace(MODIFIERS, '')));
   }
   if (walk.spec.blockClose) lines.push(indent(outer.startPosition.row) + walk.spec.blockClose);
   // One line a member, whatever the count: retrieval focuses an oversized outline on the members it needs.
@@ -357,10 +362,7 @@ function addReceiverMethods(walk: Walk): void {
     const header = chunk.text.split('\n', 1)[0];
     const fields = own.filter((m) => !RECEIVER.test(m.signature));
     const listed = [...fields, ...own.filter((m) => RECEIVER.test(m.signature))];
-    const lines = listed.map((m) => {
-      const sig = m.signature.replace(RECEIVER, '').replace(/\s*\n\s*/g, ' ');
-      return `\t${sig.length > MAX_MEMBER_CHARS ? `${sig.slice(0, MAX_MEMBER_CHARS)}…` : sig}`;
-    });
+    const lines = listed.map((m) => `\t${memberLine(m.signature.replace(RECEIVER, ''))}`);
     chunk.text = [header, ...lines, walk.spec.blockClose].join('\n');
     chunk.symbols = [chunk.symbols[0], ...listed.map((m) => m.name)];
   }
