@@ -187,8 +187,8 @@ const MAX_UNDECLARED_ATTRIBUTES = 64;
  * vocabulary. They are listed in the outline only; the symbol table keeps declarations.
  */
 function undeclaredAttributes(walk: Walk, body: Node, declared: readonly SymbolInfo[]): OutlineEntry[] {
-  const { selfAssignment: how, parameterProperties } = walk.spec;
-  if ((!how && !parameterProperties) || declared.length === 0) return [];
+  const { selfAssignment: how, parameterProperties: params } = walk.spec;
+  if ((!how && !params) || declared.length === 0) return [];
   const seen = new Set(declared.map((m) => m.name));
   const indentRow = declared[0].range.start;
   const entries: OutlineEntry[] = [];
@@ -197,15 +197,18 @@ function undeclaredAttributes(walk: Walk, body: Node, declared: readonly SymbolI
     seen.add(name);
     entries.push({ name, signature, indentRow });
   };
-  for (const node of parameterProperties ? body.descendantsOfType(parameterProperties) : []) {
-    if (node?.children.some((c) => c?.type === 'accessibility_modifier' || c?.type === 'readonly'))
-      add(node.childForFieldName('pattern')?.text, node.text);
+  if (params) {
+    for (const node of body.descendantsOfType(params.nodes)) {
+      if (node?.children.some((c) => c && params.modifiers.includes(c.type)))
+        add(node.childForFieldName('pattern')?.text, node.text);
+    }
   }
-  for (const node of how ? body.descendantsOfType(how.node) : []) {
-    const target = node?.childForFieldName('left');
-    if (!node || !how || target?.type !== how.target || target.childForFieldName(how.object)?.text !== how.receiver)
-      continue;
-    add(target.childForFieldName(how.property)?.text, walk.lines[node.startPosition.row].trim());
+  if (how) {
+    for (const node of body.descendantsOfType(how.node)) {
+      const target = node?.childForFieldName('left');
+      if (node && target?.type === how.target && target.childForFieldName(how.object)?.text === how.receiver)
+        add(target.childForFieldName(how.property)?.text, walk.lines[node.startPosition.row].trim());
+    }
   }
   return entries;
 }
@@ -349,21 +352,17 @@ const RECEIVER = /^func\s*\([^)]*\)\s*/;
  */
 function addReceiverMethods(walk: Walk): void {
   const members = new Map<string, SymbolInfo[]>();
-  let methods = false;
   for (const symbol of walk.symbols) {
-    if (!symbol.container) continue;
-    members.set(symbol.container, [...(members.get(symbol.container) ?? []), symbol]);
-    methods ||= symbol.kind === 'method' && RECEIVER.test(symbol.signature);
+    if (symbol.container) members.set(symbol.container, [...(members.get(symbol.container) ?? []), symbol]);
   }
-  if (!methods) return;
+  const isReceiverMethod = (m: SymbolInfo): boolean => m.kind === 'method' && RECEIVER.test(m.signature);
   for (const chunk of walk.chunks) {
-    const own = chunk.kind === 'outline' ? members.get(chunk.symbols[0]) : undefined;
-    if (!own?.some((m) => m.kind === 'method' && RECEIVER.test(m.signature))) continue;
-    const header = chunk.text.split('\n', 1)[0];
-    const fields = own.filter((m) => !RECEIVER.test(m.signature));
-    const listed = [...fields, ...own.filter((m) => RECEIVER.test(m.signature))];
+    const own = chunk.kind === 'outline' ? (members.get(chunk.symbols[0]) ?? []) : [];
+    const methods = own.filter(isReceiverMethod);
+    if (methods.length === 0) continue;
+    const listed = [...own.filter((m) => !isReceiverMethod(m)), ...methods];
     const lines = listed.map((m) => `\t${memberLine(m.signature.replace(RECEIVER, ''))}`);
-    chunk.text = [header, ...lines, walk.spec.blockClose].join('\n');
+    chunk.text = [chunk.text.split('\n', 1)[0], ...lines, walk.spec.blockClose].join('\n');
     chunk.symbols = [chunk.symbols[0], ...listed.map((m) => m.name)];
   }
 }

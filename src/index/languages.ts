@@ -39,8 +39,8 @@ export interface LanguageSpec {
    * attributes: the assignment node, its target's node type and fields, and the receiver's text.
    */
   selfAssignment?: { node: string; target: string; object: string; property: string; receiver: string };
-  /** Parameter nodes that declare an attribute when they carry a modifier (TypeScript's parameter properties). */
-  parameterProperties?: string[];
+  /** Parameter nodes that declare an attribute when a child is one of `modifiers` (TypeScript's parameter properties). */
+  parameterProperties?: { nodes: string[]; modifiers: string[] };
   /** Methods are declared outside their type, with a receiver (Go): outlines list them from the file. */
   receiverMethods?: boolean;
 }
@@ -98,20 +98,25 @@ const tsShared = {
   blockClose: '}',
 };
 
+const tsParameterProperties = {
+  nodes: ['required_parameter', 'optional_parameter'],
+  modifiers: ['accessibility_modifier', 'readonly'],
+};
+
 const SPECS: LanguageSpec[] = [
   {
     id: 'typescript',
     wasm: 'tree-sitter-typescript.wasm',
     extensions: ['.ts', '.mts', '.cts'],
     ...tsShared,
-    parameterProperties: ['required_parameter', 'optional_parameter'],
+    parameterProperties: tsParameterProperties,
   },
   {
     id: 'tsx',
     wasm: 'tree-sitter-tsx.wasm',
     extensions: ['.tsx'],
     ...tsShared,
-    parameterProperties: ['required_parameter', 'optional_parameter'],
+    parameterProperties: tsParameterProperties,
   },
   {
     id: 'javascript',

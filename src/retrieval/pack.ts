@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { lineCommentFor } from '../index/languages';
+import { languageForPath, lineCommentFor } from '../index/languages';
 import { everyIdentifier, identifiers } from '../index/tokenize';
 import type { Snippet } from './types';
 
@@ -52,7 +52,7 @@ const DOCSTRING_OPEN = /^[rRuUbB]?("""|''')/;
 
 /** Whether a file's lines that open with three quotes are docstrings (Python). */
 function hasDocstrings(path: string): boolean {
-  return /\.pyi?$/.test(path);
+  return languageForPath(path)?.id === 'python';
 }
 
 /**

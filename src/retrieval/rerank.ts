@@ -44,8 +44,8 @@ export function distinctIdentifiers(text: string): readonly string[] {
 
 /**
  * Fused score plus features: overlap of the snippet's identifiers with those near the cursor, same directory, test
- * code seen from product code; divided by a gentle length penalty so that compact outlines and signatures win over long bodies of equal
- * relevance. Returns snippets best first, and which path's strong evidence each carries.
+ * code seen from product code; divided by a gentle length penalty so that compact outlines and signatures win over
+ * long bodies of equal relevance. Returns snippets best first, and which path's strong evidence each carries.
  */
 export function rerank(
   candidates: Candidate[],

@@ -1,4 +1,5 @@
 import type { RepoIndex } from '../index/repoIndex';
+import { baseName } from '../index/relPath';
 import type { Chunk } from '../index/types';
 import { bestWindow, presentWindow } from './chunkWindows';
 import type { Retriever } from './retriever';
@@ -40,7 +41,7 @@ export const siblingRetriever: Retriever = {
 function siblingFiles(index: RepoIndex, currentPath: string): string[] {
   const slash = currentPath.lastIndexOf('/');
   const dir = currentPath.slice(0, slash + 1);
-  const base = currentPath.slice(slash + 1).replace(/\.[^.]*$/, '');
+  const base = baseName(currentPath).replace(/\.[^.]*$/, '');
   const words = base.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [base];
   // `mysql-query-compiler` and `postgres_query_compiler` end with the same words as `MySqlQueryCompiler` does.
   const separated = SEPARATOR.test(base);
@@ -77,7 +78,7 @@ function fileNames(index: RepoIndex): [path: string, name: string, lastParts: st
   let cached = fileNameCache.get(index);
   if (!cached || cached.version !== index.fileSetVersion) {
     const names = [...index.files.keys()].map((p): [string, string, string] => {
-      const name = p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
+      const name = baseName(p).replace(/\.[^.]*$/, '');
       return [p, name, lastParts(name)];
     });
     cached = { version: index.fileSetVersion, names };
