@@ -36,8 +36,10 @@ const USAGE = `usage: repogate <command> [options]
                                                  one completion step by step: the gate's reading, the snippets
                                                  retrieval packs and why (forced once if the gate stays closed),
                                                  the completion with and without them
-  make-tasks <dir> --out tasks.jsonl [--per-kind N] [--seed N]
-                                                 CrossCodeEval-style benchmark tasks from a repository
+  make-tasks <dir> --out tasks.jsonl [--per-kind N] [--seed N] [--per-file N]
+                                                 CrossCodeEval-style benchmark tasks from a repository,
+                                                 sampled uniformly over its lines (--per-file: at most N
+                                                 of one kind from one file)
   bench --repo <dir> --tasks <file.jsonl[.gz]> [--budget N] [--no-baselines] [--json]
                                                  RepoGate's retrieval against RepoCoder's Jaccard and BM25 baselines
   bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
@@ -65,6 +67,7 @@ const OPTIONS = {
   budget: { type: 'string', default: String(DEFAULTS.contextBudget) },
   out: { type: 'string' },
   'per-kind': { type: 'string' },
+  'per-file': { type: 'string' },
   seed: { type: 'string' },
   repo: { type: 'string' },
   tasks: { type: 'string' },
@@ -218,9 +221,10 @@ async function main(argv: string[]): Promise<number> {
       noMoreThan(command, args, 1);
       const perKind = wholeNumber('per-kind', values['per-kind'], 1, MAKE_TASKS_DEFAULTS.perKind);
       const seed = wholeNumber('seed', values.seed, 0, MAKE_TASKS_DEFAULTS.seed);
+      const perFile = wholeNumber('per-file', values['per-file'], 1, 3);
       await writableFile('--out', values.out);
       const { index } = await openIndex(args[0], { cacheBase: values.cache });
-      const tasks = await makeTasks(index, index.root, { perKind, seed });
+      const tasks = await makeTasks(index, index.root, { perKind, seed, perFile });
       await fs.writeFile(values.out, tasks.map((t) => JSON.stringify(t)).join('\n') + (tasks.length ? '\n' : ''));
       const cross = tasks.filter((t) => t.metadata.kind === 'cross').length;
       log(`wrote ${tasks.length} tasks (${cross} cross, ${tasks.length - cross} infile) to ${values.out}`);

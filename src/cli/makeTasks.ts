@@ -40,13 +40,15 @@ export interface MakeTasksOptions {
   perKind?: number;
   /** Seed of the sampling shuffle (default MAKE_TASKS_DEFAULTS.seed). */
   seed?: number;
+  /** Most tasks of one kind from one file (default: no cap, lines sampled uniformly). */
+  perFile?: number;
   /** A parser to reuse; one is created (and disposed) otherwise. */
   parser?: SourceParser;
 }
 
 /**
  * Finds every line of the repository's product files that makes a `cross` or `infile` task, then samples
- * `perKind` of each deterministically. Cross tasks come first, then infile tasks, each in sample order.
+ * `perKind` of each deterministically, uniformly over the lines. Cross tasks come first, then infile tasks, each in sample order.
  */
 export async function makeTasks(index: RepoIndex, root: string, options: MakeTasksOptions = {}): Promise<Task[]> {
   const perKind = options.perKind ?? MAKE_TASKS_DEFAULTS.perKind;
@@ -75,7 +77,7 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
   const next = seededRandom(options.seed ?? MAKE_TASKS_DEFAULTS.seed);
   const tasks: Task[] = [];
   for (const kind of ['cross', 'infile'] as const) {
-    for (const c of sampleLines(found[kind], perKind, next))
+    for (const c of sampleLines(found[kind], perKind, next, options.perFile))
       tasks.push(toTask(c, kind, texts.get(c.file)!, repository));
   }
   return tasks;

@@ -23,8 +23,6 @@ export interface QuestionLine {
   novel: string[];
 }
 
-/** Spreads a sample over files: one file's repetitive lines cannot fill it. */
-const MAX_LINES_PER_FILE = 3;
 /** Shorter lines (`});`, `break;`) say nothing about retrieval. */
 const MIN_LINE_CHARS = 6;
 
@@ -127,14 +125,22 @@ function crossCandidateRows(
   return rows;
 }
 
-/** `count` of `lines` in a seeded order, at most MAX_LINES_PER_FILE of one file. */
-export function sampleLines(lines: readonly QuestionLine[], count: number, next: () => number): QuestionLine[] {
+/**
+ * `count` of `lines` in a seeded order: uniform over the lines, so a file weighs what it holds, as it does where
+ * people type. `maxPerFile` caps one file's share (the old capped view; a large file's lines then go unsampled).
+ */
+export function sampleLines(
+  lines: readonly QuestionLine[],
+  count: number,
+  next: () => number,
+  maxPerFile = Infinity,
+): QuestionLine[] {
   const perFile = new Map<string, number>();
   const picked: QuestionLine[] = [];
   for (const line of shuffled(lines, next)) {
     if (picked.length >= count) break;
     const n = perFile.get(line.file) ?? 0;
-    if (n >= MAX_LINES_PER_FILE) continue;
+    if (n >= maxPerFile) continue;
     perFile.set(line.file, n + 1);
     picked.push(line);
   }

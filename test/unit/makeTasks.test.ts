@@ -294,13 +294,19 @@ describe('makeTasks', () => {
     assert.ok(!tasks.some((t) => /^(console|Promise|push)$/.test(t.metadata.novel_identifiers.join())));
   });
 
-  it('spreads samples over files and is deterministic for a seed', async () => {
-    const perFile = new Map<string, number>();
-    for (const t of tasks) {
-      const key = `${t.metadata.kind} ${t.metadata.file}`;
-      perFile.set(key, (perFile.get(key) ?? 0) + 1);
-    }
-    assert.ok([...perFile.values()].every((n) => n <= 3));
+  it('samples uniformly over lines unless capped per file, and is deterministic for a seed', async () => {
+    const largest = (list: typeof tasks): number => {
+      const perFile = new Map<string, number>();
+      for (const t of list) {
+        const key = `${t.metadata.kind} ${t.metadata.file}`;
+        perFile.set(key, (perFile.get(key) ?? 0) + 1);
+      }
+      return Math.max(...perFile.values());
+    };
+    const capped = await makeTasks(index, ROOT, { seed: 42, perFile: 1 });
+    assert.ok(largest(tasks) > 1, 'no cap: a file with several question lines gives several tasks');
+    assert.strictEqual(largest(capped), 1);
+    assert.ok(capped.length < tasks.length);
     assert.deepStrictEqual(await makeTasks(index, ROOT, { seed: 42 }), tasks);
     const small = await makeTasks(index, ROOT, { perKind: 1, seed: 7 });
     assert.deepStrictEqual(

@@ -1,7 +1,8 @@
 import * as assert from 'assert';
 import { languageForPath } from '../../src/index/languages';
 import { SourceParser } from '../../src/index/parser';
-import { questionLines } from '../../src/index/questionLines';
+import { questionLines, sampleLines } from '../../src/index/questionLines';
+import { seededRandom } from '../../src/index/seededRandom';
 
 /** Files in three languages whose lines need names that another file declares (`elsewhere`). */
 const FILES: Record<string, string> = {
@@ -81,5 +82,31 @@ describe('question lines', () => {
       assert.deepStrictEqual(cross.cross, all.cross, file);
       assert.deepStrictEqual(cross.infile, [], file);
     }
+  });
+});
+
+describe('sampleLines', () => {
+  const line = (file: string, row: number) => ({ file, row, column: 0, novel: [] });
+  // One large file holds 90 of the 100 lines, as a 3,000-line module does beside small helpers.
+  const lines = [
+    ...Array.from({ length: 90 }, (_, row) => line('big.ts', row)),
+    ...Array.from({ length: 10 }, (_, i) => line(`small${i}.ts`, 0)),
+  ];
+
+  it('samples uniformly over lines, with no cap per file', () => {
+    const picked = sampleLines(lines, 50, seededRandom(1));
+    assert.strictEqual(picked.length, 50);
+    const big = picked.filter((l) => l.file === 'big.ts').length;
+    assert.ok(big > 30 && big < 50, `big.ts gave ${big} of 50 lines, about 45 expected`);
+    assert.strictEqual(new Set(picked).size, 50);
+  });
+
+  it('is deterministic for a seed and caps a file only when asked', () => {
+    const order = (seed: number) => sampleLines(lines, 20, seededRandom(seed)).map((l) => `${l.file}:${l.row}`);
+    assert.deepStrictEqual(order(5), order(5));
+    assert.notDeepStrictEqual(order(5), order(6));
+    const capped = sampleLines(lines, 50, seededRandom(1), 3);
+    assert.strictEqual(capped.length, 13);
+    assert.strictEqual(capped.filter((l) => l.file === 'big.ts').length, 3);
   });
 });
