@@ -32,7 +32,7 @@ await build({
   ...common,
   entryPoints: {
     extension: 'src/extension.ts',
-    cli: 'src/cli/main.ts',
+    cli: 'src/cli.ts',
     indexWorker: 'src/retrieval/worker.ts',
     engineProcess: 'src/engine/engineProcess.ts',
     engineLauncher: 'src/engine/engineLauncher.ts',

@@ -22,7 +22,7 @@ import { buildIndex } from '../index/workspace';
 import { CodeModel } from '../model/codeModel';
 import { readGguf } from '../model/gguf';
 import { retrieve } from '../retrieval/retrieve';
-import { percentile } from './bench';
+import { percentile } from '../bench/bench';
 import { peakRssMb } from './workspaceIndex';
 
 export interface KeystrokeScore {

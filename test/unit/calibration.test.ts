@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { makeTasks } from '../../src/cli/makeTasks';
+import { makeTasks } from '../../src/bench/makeTasks';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { calibrate, calibrationSamples, chooseProfile, MARGIN } from '../../src/retrieval/calibration';

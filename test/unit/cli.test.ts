@@ -8,7 +8,7 @@ import { promises as fs } from 'fs';
 import * as path from 'path';
 import { SHOP, tempDir } from '../helpers/fixtures';
 
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
+const CLI = path.resolve(__dirname, '../../src/cli.js');
 const FILE = 'src/services/userService.ts';
 
 interface Run {

@@ -65,7 +65,7 @@ function toZip64(zip: Buffer): Buffer {
 
 /** What the malicious fixtures would touch if anything unpickled them the Python way (make_fixture.py MARKER). */
 const MARKER = '/tmp/repogate-convert-pwned';
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
+const CLI = path.resolve(__dirname, '../../src/cli.js');
 
 describe('repogate convert: refusals and number formats', function () {
   this.timeout(60_000);

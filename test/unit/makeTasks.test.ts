@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { builtinNames } from '../../src/index/builtins';
 import { isNonProductPath, isProductSource } from '../../src/index/productPath';
-import { makeTasks, type Task } from '../../src/cli/makeTasks';
+import { makeTasks, type Task } from '../../src/bench/makeTasks';
 import { scanIdentifiers } from '../../src/index/lineIdentifiers';
 import { languageForPath } from '../../src/index/languages';
 import { SourceParser } from '../../src/index/parser';

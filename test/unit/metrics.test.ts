@@ -1,5 +1,5 @@
 import { strict as assert } from 'assert';
-import { editSimilarity, exactMatch, rocAuc } from '../../src/cli/metrics';
+import { editSimilarity, exactMatch, rocAuc } from '../../src/bench/metrics';
 
 describe('generation metrics (CrossCodeEval)', () => {
   it('exact match ignores surrounding whitespace only', () => {

@@ -6,7 +6,7 @@
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { ensureShapeModel, findShape, shapeBytes, type ModelShape } from '../../src/cli/shapeModel';
+import { ensureShapeModel, findShape, shapeBytes, type ModelShape } from '../../src/bench/shapeModel';
 import { CodeModel } from '../../src/model/codeModel';
 import { readGguf } from '../../src/model/gguf';
 import { tempDir } from '../helpers/fixtures';

@@ -35,7 +35,7 @@ for (const type of ['q8_0', 'f16']) {
   const started = Date.now();
   const run = spawnSync(
     '/usr/bin/time',
-    ['-v', process.execPath, join(root, 'out/src/cli/main.js'), 'convert', dir, '--out', out, '--type', type],
+    ['-v', process.execPath, join(root, 'out/src/cli.js'), 'convert', dir, '--out', out, '--type', type],
     { encoding: 'utf8', maxBuffer: 64 * MB },
   );
   if (run.status !== 0) throw new Error(`convert failed: ${run.stderr}`);

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
 
 // The project's own ROC AUC (out/, compiled by tsc: fit.sh runs it first).
-const { rocAuc } = createRequire(import.meta.url)('../../out/src/cli/metrics.js');
+const { rocAuc } = createRequire(import.meta.url)('../../out/src/bench/metrics.js');
 
 const [out, ...inputs] = process.argv.slice(2);
 if (!out || inputs.length === 0) {

@@ -18,7 +18,7 @@ const { RepoIndex } = require(`${OUT}/index/repoIndex.js`);
 const { buildIndex } = require(`${OUT}/index/workspace.js`);
 const { retrieve } = require(`${OUT}/retrieval/retrieve.js`);
 const { renderCommentBlocks } = require(`${OUT}/retrieval/verbalize.js`);
-const { makeTasks, isTaskSourcePath } = require(`${OUT}/cli/makeTasks.js`);
+const { makeTasks, isTaskSourcePath } = require(`${OUT}/bench/makeTasks.js`);
 const { SourceParser } = require(`${OUT}/index/parser.js`);
 
 const args = process.argv.slice(2);

@@ -15,7 +15,7 @@ import { buildIndex } from '../index/workspace';
 import { CodeModel } from '../model/codeModel';
 import type { ServerOptions } from '../model/remote/remoteModel';
 import type { TokenModel } from '../model/tokenModel';
-import { loadGenerator } from './generator';
+import { loadGenerator } from '../cli/generator';
 import { retrieve } from '../retrieval/retrieve';
 import { percentile, taskDocument } from './bench';
 import type { Task } from './makeTasks';

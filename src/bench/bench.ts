@@ -4,14 +4,14 @@ import * as path from 'path';
 import { RepoIndex } from '../index/repoIndex';
 import { readSourceFile } from '../index/readSource';
 import { buildIndex } from '../index/workspace';
-import { WindowBaselines } from '../retrieval/baselines';
+import { WindowBaselines } from './baselines';
 import { calibrate, type Calibration } from '../retrieval/calibration';
 import { coversAll } from '../retrieval/coverage';
 import { FUSED } from '../retrieval/profiles';
 import { RETRIEVERS, retrieve } from '../retrieval/retrieve';
 import type { RetrieverName, Snippet } from '../retrieval/types';
 import type { Task } from './makeTasks';
-import { peakRssMb } from './workspaceIndex';
+import { peakRssMb } from '../cli/workspaceIndex';
 
 export interface RetrievalScore {
   recall: number;

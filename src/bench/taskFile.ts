@@ -2,7 +2,7 @@
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import { gunzipSync } from 'zlib';
-import { CliError, describeFsError } from './cliError';
+import { CliError, describeFsError } from '../cli/cliError';
 import type { Task } from './makeTasks';
 
 const FIX = 'Make a task file with `repogate make-tasks <dir> --out tasks.jsonl`.';

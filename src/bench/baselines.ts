@@ -3,9 +3,9 @@ import type { RepoIndex } from '../index/repoIndex';
 import { identifiers } from '../index/tokenize';
 import { lineWindows } from '../index/windows';
 import type { Chunk } from '../index/types';
-import { packSnippets } from './pack';
-import { jaccard, tokenSet } from './query';
-import type { Snippet } from './types';
+import { packSnippets } from '../retrieval/pack';
+import { jaccard, tokenSet } from '../retrieval/query';
+import type { Snippet } from '../retrieval/types';
 
 /** RepoCoder's retrieval unit: 20-line windows with a stride of 10, over every file of the repository. */
 const WINDOW_LINES = 20;
