@@ -10,8 +10,8 @@ import { existsSync, promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { readGguf, type GgufValue } from '../model/gguf';
-import { kv, writeGgufStreamed, type GgufKv, type StreamedTensor } from '../model/convert/ggufWriter';
-import { f32ToF16, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, Q8_0_BLOCK_BYTES } from '../model/convert/numbers';
+import { kv, writeGgufStreamed, type GgufKv, type StreamedTensor } from '../convert/ggufWriter';
+import { f32ToF16, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, Q8_0_BLOCK_BYTES } from '../convert/numbers';
 
 export interface ModelShape {
   name: string;

@@ -2,7 +2,7 @@
  * What the command line prints when it cannot do what was asked: the input at fault, what is wrong with it and
  * what to do, never a stack trace or an internal message.
  */
-import { CheckpointError } from '../model/convert';
+import { CheckpointError } from '../convert';
 import { ModelFileError } from '../model/modelFile';
 import { ServerError } from '../model/remote/http';
 

@@ -5,7 +5,7 @@ import { DEFAULTS } from '../defaults';
 import { GATE_POLICIES, isGatePolicy } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL } from '../model/bundledModel';
 import { CodeModel } from '../model/codeModel';
-import { convertCheckpoint } from '../model/convert';
+import { convertCheckpoint } from '../convert';
 import { retrieve } from '../retrieval/retrieve';
 import type { Cursor } from '../retrieval/types';
 import { renderCommentBlocks } from '../retrieval/verbalize';

@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'fs';
 import { readGguf, type GgufHeader, type GgufTensorInfo } from '../../src/model/gguf';
-import { encodeGgufHeader, type GgufKv } from '../../src/model/convert/ggufWriter';
+import { encodeGgufHeader, type GgufKv } from '../../src/convert/ggufWriter';
 
 export type { GgufKv };
 

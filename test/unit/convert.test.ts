@@ -11,7 +11,7 @@ import * as path from 'path';
 import type { Llama, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { promises as fs, readFileSync } from 'fs';
-import { convertCheckpoint, type OutputType } from '../../src/model/convert';
+import { convertCheckpoint, type OutputType } from '../../src/convert';
 import { controlTokens, readGguf } from '../../src/model/gguf';
 import { detectFamily } from '../../src/model/families';
 import { importNodeLlamaCpp } from '../../src/model/nodeLlamaCpp';

@@ -11,7 +11,7 @@ import { explainCompletion } from '../../src/engine/explain';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { CodeModel } from '../../src/model/codeModel';
-import { convertCheckpoint, GATE_THRESHOLD } from '../../src/model/convert';
+import { convertCheckpoint, GATE_THRESHOLD } from '../../src/convert';
 import { retrieve } from '../../src/retrieval/retrieve';
 import { SHOP, tempDir } from '../helpers/fixtures';
 import { layOut } from '../helpers/repoformerFixture';

@@ -8,8 +8,8 @@ import { execFile } from 'child_process';
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import { promisify } from 'util';
-import { CheckpointError, convertCheckpoint, type CheckpointErrorCode } from '../../src/model/convert';
-import { encode, f32ToF16 } from '../../src/model/convert/numbers';
+import { CheckpointError, convertCheckpoint, type CheckpointErrorCode } from '../../src/convert';
+import { encode, f32ToF16 } from '../../src/convert/numbers';
 import { tempDir } from '../helpers/fixtures';
 import { layOut, METADATA_FILES, REPOFORMER_TINY } from '../helpers/repoformerFixture';
 

@@ -11,7 +11,7 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import * as path from 'path';
 import { DownloadError } from '../../src/model/download';
-import { fetchAndConvert } from '../../src/model/convert/hubCheckpoint';
+import { fetchAndConvert } from '../../src/convert/hubCheckpoint';
 import { readGguf } from '../../src/model/gguf';
 import { tempDir } from '../helpers/fixtures';
 import { readReference, REPOFORMER_TINY } from '../helpers/repoformerFixture';

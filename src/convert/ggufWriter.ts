@@ -11,7 +11,7 @@ import {
   type GgufTensorInfo,
   type GgufTypeInfo,
   type GgufValue,
-} from '../gguf';
+} from '../model/gguf';
 
 export interface GgufKv {
   key: string;

@@ -6,7 +6,7 @@
 import { promises as fs } from 'fs';
 import type { FileHandle } from 'fs/promises';
 import * as path from 'path';
-import { GGUF_DEFAULT_ALIGNMENT, type GgufTensorInfo } from '../gguf';
+import { GGUF_DEFAULT_ALIGNMENT, type GgufTensorInfo } from '../model/gguf';
 import { byteLength, elementCount, listTensors, type TensorSource } from './checkpoint';
 import { CheckpointError } from './errors';
 import { alignmentOf, encodeGgufHeaderAsync, kv, type GgufKv } from './ggufWriter';
