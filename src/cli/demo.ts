@@ -8,7 +8,7 @@ import type { CompletionEngine, CompletionResult } from '../engine/completionEng
 import { describeModel } from '../engine/explain';
 import type { GatePolicyName } from '../gate/gate';
 import { identifiers } from '../index/tokenize';
-import type { ModelInfo } from '../model/codeModel';
+import type { ModelInfo } from '../model/tokenModel';
 import type { Snippet } from '../retrieval/types';
 import { hasWord } from '../retrieval/coverage';
 

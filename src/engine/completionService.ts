@@ -6,7 +6,7 @@
  */
 import type { CompletionBackend, CompletionRequest, CompletionResult } from './completionEngine';
 import { CursorCache, type CursorContext } from './cursorCache';
-import { offsetOf } from '../retrieval/cursor';
+import { offsetOf } from '../index/cursor';
 import { CompletionStats } from './stats';
 
 /** A request cancelled sooner than this says nothing about the machine's speed (the user just typed on). */

@@ -4,7 +4,7 @@
  * host's event loop, and a native crash takes down that process only.
  */
 import type { GatePolicyName } from '../gate/gate';
-import type { ModelInfo } from '../model/codeModel';
+import type { ModelInfo } from '../model/tokenModel';
 import type { PromptBudget } from '../model/promptBudget';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import type { CompletionRequest, CompletionResult } from './completionEngine';

@@ -1,5 +1,5 @@
 /** A plain-text account of one completion: what the gate saw and decided, which context went in, and what it cost. */
-import type { ModelInfo } from '../model/codeModel';
+import type { ModelInfo } from '../model/tokenModel';
 import type { CompletionResult } from './completionEngine';
 
 export function describeModel(info: ModelInfo): string {

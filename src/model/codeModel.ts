@@ -1,16 +1,16 @@
 import * as os from 'os';
 import { LRUCache } from 'lru-cache';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import { detectFamily, type FamilyOptions, type ResolvedFamily } from './families';
+import { detectFamily, type FamilyOptions } from './families';
 import { FimSession } from './fimSession';
 import { controlTokens } from './gguf';
 import { checkModelFile, ModelFileError } from './modelFile';
 import { importNodeLlamaCpp } from './nodeLlamaCpp';
-import { TokenizingModel, type ServerInfo, type TokenModel } from './tokenModel';
+import { TokenizingModel, type ModelInfo, type TokenModel } from './tokenModel';
 
 export interface ModelOptions extends FamilyOptions {
   modelPath: string;
-  /** CPU threads for evaluation; node-llama-cpp's default is far too many on small machines (FACTS.md). */
+  /** CPU threads: node-llama-cpp's default is too many for small machines (docs/benchmarks.md, "Threads"). */
   threads?: number;
   /** Layers to offload: 'auto' lets llama.cpp fit what the GPU holds; 0 keeps everything on the CPU. */
   gpuLayers?: 'auto' | number;
@@ -30,25 +30,6 @@ const TOKEN_CACHE_ENTRIES = 64;
 const CALIBRATION_TEXT =
   'export function clamp(value: number, low: number, high: number): number {\n  return Math.min(high, Math.max(low, value));\n}\n';
 const CALIBRATION_TOKENS = 24;
-
-export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
-
-export interface ModelInfo {
-  path: string;
-  name?: string;
-  family: ResolvedFamily;
-  backend: Backend;
-  gpuLayers: number;
-  totalLayers: number;
-  threads: number;
-  contextSize: number;
-  trainContextSize: number;
-  /** The model's recommended gate threshold (repogate.gate_threshold), when it declares one. */
-  gateThreshold?: number;
-  loadMs: number;
-  /** Where the model runs when it is not in this process. */
-  server?: ServerInfo;
-}
 
 /** One thread per two cores, at least one: leaves the editor and the indexer a core on small machines. */
 export function defaultThreads(): number {

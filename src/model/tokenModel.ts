@@ -3,11 +3,30 @@
  * on an inference server (remote/remoteModel.ts). Prompts are built and tokenized on the editor side either way;
  * only token ids cross to the evaluator, so code that spells a control token stays text.
  */
-import type { ModelInfo } from './codeModel';
 import type { PromptPiece, ResolvedFamily } from './families';
 import type { GenerateOptions, GenerateResult, ProbeResult } from './fimSession';
 
 export type { EvaluationCost, GenerateOptions, GenerateResult, ProbeResult } from './fimSession';
+
+export type Backend = 'cpu' | 'cuda' | 'vulkan' | 'metal' | 'server';
+
+/** What a loaded model is and where it runs (explanations, the status bar, the engine protocol). */
+export interface ModelInfo {
+  path: string;
+  name?: string;
+  family: ResolvedFamily;
+  backend: Backend;
+  gpuLayers: number;
+  totalLayers: number;
+  threads: number;
+  contextSize: number;
+  trainContextSize: number;
+  /** The model's recommended gate threshold (repogate.gate_threshold), when it declares one. */
+  gateThreshold?: number;
+  loadMs: number;
+  /** Where the model runs when it is not in this process. */
+  server?: ServerInfo;
+}
 
 /** A next-token distribution; a server returns only its top k, so the tokens it leaves out are bounded. */
 export interface TokenProbe extends ProbeResult {

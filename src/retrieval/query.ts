@@ -1,6 +1,5 @@
 import { identifiers } from '../index/tokenize';
-import { linesBetween } from './cursor';
-import type { Cursor } from './types';
+import { linesBetween, type Cursor } from '../index/cursor';
 
 /** Lines of left context that make the lexical query (RepoCoder uses 20; the nearest lines matter most). */
 const QUERY_LEFT_LINES = 12;

@@ -1,3 +1,4 @@
+import type { Cursor } from '../index/cursor';
 import type { LineRange } from '../index/types';
 
 /** Which candidate path found a snippet. */
@@ -15,11 +16,8 @@ export interface Snippet {
   members?: string[];
 }
 
-export interface Cursor {
-  /** Zero-based line and column (UTF-16 code units), as in VS Code. */
-  line: number;
-  character: number;
-}
+// A request's cursor; the engine and retrieval share the type, defined below both.
+export type { Cursor } from '../index/cursor';
 
 export interface RecentFile {
   path: string;

@@ -4,7 +4,7 @@ import { baseName } from '../../src/index/relPath';
 import { seededRandom } from '../../src/index/seededRandom';
 import { buildIndex } from '../../src/index/workspace';
 import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
-import { linesBetween } from '../../src/retrieval/cursor';
+import { linesBetween } from '../../src/index/cursor';
 import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';

@@ -6,7 +6,7 @@
  * themselves when the server does.
  */
 import type { LlamaModel, Token } from 'node-llama-cpp';
-import { getSharedLlama, type ModelInfo, type ModelOptions } from '../codeModel';
+import { getSharedLlama, type ModelOptions } from '../codeModel';
 import { detectFamily } from '../families';
 import { controlTokens } from '../gguf';
 import { checkModelFile } from '../modelFile';
@@ -14,6 +14,7 @@ import {
   TokenizingModel,
   type GenerateOptions,
   type GenerateResult,
+  type ModelInfo,
   type RemoteEngine,
   type ServerInfo,
   type TokenModel,
