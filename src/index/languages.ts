@@ -260,8 +260,6 @@ export const TEXT_SPEC: LanguageSpec = {
 
 const byExtension = new Map<string, LanguageSpec>();
 for (const spec of SPECS) for (const ext of spec.extensions) byExtension.set(ext, spec);
-const byId = new Map<LanguageId, LanguageSpec>(SPECS.map((s) => [s.id, s]));
-byId.set('text', TEXT_SPEC);
 
 /**
  * Code outside the parsed languages, indexed as line windows. Prose and configuration (Markdown, YAML, TOML,
@@ -313,12 +311,6 @@ export function languageForPath(path: string): LanguageSpec | undefined {
   const ext = extensionOf(path);
   if (path.endsWith('.d.ts')) return byExtension.get('.ts');
   return byExtension.get(ext) ?? (TEXT_EXTENSIONS.has(ext) ? TEXT_SPEC : undefined);
-}
-
-export function languageSpec(id: LanguageId): LanguageSpec {
-  const spec = byId.get(id);
-  if (!spec) throw new Error(`unknown language ${id}`);
-  return spec;
 }
 
 /** Line comment syntax for a path, used to verbalize cross-file context. */

@@ -22,11 +22,18 @@ const MAX_REEXPORT_HOPS = 4;
 const MAX_GLOBAL_REFS = 4;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
 const SECOND_HOP = 0.5;
+/** Definitions handed to fusion: about four times the snippets a 2,000-character budget holds, so packing chooses. */
 const MAX_HITS = 24;
+/** Score kept per link of a member chain (`a.b.c`): each link's type is a guess built on the one before. */
 const CHAIN_DECAY = 0.85;
+/** What the file imports but does not name nearby weighs as a name 12 lines from the cursor does (query.ts decay). */
 const IMPORT_WEIGHT = 0.25;
+/** A module outline's line is cut after this many characters: a long signature does not take the next exports' room. */
 const MAX_MODULE_LINE = 90;
+/** Ambient globals, which no nearby name leads to, weigh as a name 5 lines from the cursor does (query.ts decay). */
 const AMBIENT_WEIGHT = 0.45;
+/** A file's ambient declarations weigh in proportion to their count, in full from this many: a file of globals. */
+const AMBIENT_FULL_AT = 4;
 /**
  * Characters around the cursor read for local declarations: the function being written and its neighbours, not the
  * rest of a 5,000-line file (whose locals of the same name are other variables).
@@ -135,7 +142,8 @@ export class DefinitionRetriever {
           text: refs.map((r) => r.symbol.signature).join('\n'),
           symbols: refs.map((r) => r.symbol.name),
         };
-        this.offer(first, AMBIENT_WEIGHT * Math.min(1, refs.length / 4), 'repository-wide ambient declarations', chunk);
+        const weight = AMBIENT_WEIGHT * Math.min(1, refs.length / AMBIENT_FULL_AT);
+        this.offer(first, weight, 'repository-wide ambient declarations', chunk);
       }
     }
     for (const hit of firstHop.sort((a, b) => b.score - a.score).slice(0, 6)) {

@@ -33,7 +33,7 @@ export function cutToFit(text: string, room: number): string | undefined {
 
 /**
  * Removes the indentation all non-blank lines share: a window from inside a method would pay for it on every
- * line, and the relative indentation the model reads is kept (+0.6 points of recall on the development benchmark).
+ * line, and the relative indentation the model reads is kept.
  */
 export function dedent(text: string): string {
   const lines = text.split('\n');
@@ -57,8 +57,7 @@ function hasDocstrings(path: string): boolean {
 
 /**
  * Drops the lines that hold only a comment, and Python's docstrings: they carry no identifier the next line can use,
- * and comments took 5–11% of the packed characters on the tuning half (+0.8 points of recall there, no repository
- * lower; decisions R9). Lines that mix code and a comment stay whole.
+ * and take up to a tenth of the packed characters. Lines that mix code and a comment stay whole.
  */
 export function withoutCommentLines(text: string, path: string): string {
   const line = lineCommentFor(path);
@@ -118,10 +117,13 @@ function unindented(text: string): string {
 }
 
 /**
- * Share of an oversized outline's room given to whole member signatures; the rest lists more names. 0.15 against
- * 0.3 is +1.0 point on the tuning half (0 and 0.08: +1.2, but no member keeps its parameters; decisions R11).
+ * Share of an oversized outline's room given to whole member signatures; the rest lists more names: the few likeliest
+ * members keep their parameters, and many more are named.
  */
 const SIGNATURE_SHARE = 0.15;
+
+/** An outline focused into room for no member line of this many characters is not packed: a header says little. */
+const MIN_MEMBER_LINE = 10;
 
 /**
  * Shrinks a type outline that does not fit: its header, the members that rank highest by `priority` with
@@ -139,7 +141,7 @@ export function focusOutline(
   const memberLines = lines.slice(1, 1 + members.length);
   const indent = /^\s*/.exec(memberLines[0] ?? '')![0];
   let used = lines[0].length + 1 + (closing !== undefined ? closing.length + 1 : 0);
-  if (used + indent.length + 10 > room) return undefined;
+  if (used + indent.length + MIN_MEMBER_LINE > room) return undefined;
   const order = members.map((name, i) => ({ i, rank: priority(name) })).sort((a, b) => b.rank - a.rank || a.i - b.i);
   const keep = new Set<number>();
   for (const { i } of order) {
@@ -179,11 +181,16 @@ export interface FirstPassLimits {
   codeOnly?: boolean;
   /**
    * Identifiers the prompt shows anyway (the current file's, near the cursor): a candidate that names nothing
-   * beyond these and what is already packed waits for the second pass (+0.8 points of recall on the tuning half,
-   * no repository lower; decisions R11). Strong candidates never wait.
+   * beyond these and what is already packed adds nothing the line could need, so it waits for the second pass.
+   * Strong candidates never wait.
    */
   known?: ReadonlySet<string>;
 }
+
+/** Budget left below which nothing more is packed: a path line and a line or two of code. */
+const MIN_LEFT = 80;
+/** Room (after the path line) below which a candidate is passed over: cut that short, it rarely holds a usable name. */
+const MIN_ROOM = 60;
 
 /**
  * Packs ranked candidates into a character budget, best first, each without its common indentation (and, with
@@ -220,7 +227,7 @@ export function packSnippets(
   const place = (original: Snippet, first: boolean): boolean => {
     // What decides the room depends on the candidate's path, retriever and members, not on its cleaned text: a
     // candidate that cannot fit is turned away before it is cleaned.
-    if (left < 80) return false;
+    if (left < MIN_LEFT) return false;
     const shared = first && !uncapped?.has(original);
     const cap = shared ? (shares[original.retriever] ?? 1) * budget - (used.get(original.retriever) ?? 0) : left;
     const limit = !first
@@ -231,7 +238,7 @@ export function packSnippets(
           ? definitionChars
           : Infinity;
     const room = Math.min(left, cap, limit) - original.path.length - 2;
-    if (room < 60) return false;
+    if (room < MIN_ROOM) return false;
     const { candidate, flat } = prepare(original);
     const overlaps = packed.some(
       (p, i) =>

@@ -13,8 +13,8 @@ const OVERLAP_CAP = 5;
 const SAME_DIR_BONUS = 0.03;
 /**
  * What a window or chunk of test, fixture or example code keeps of its score when the current file is product code:
- * their code calls the product's API with made-up values rather than as product code does (+1.3 points on the tuning
- * half, from 0.15 to 0.4 alike, no repository but astro lower; the definition path weighs tests in its own score).
+ * their code calls the product's API with made-up values rather than as product code does (the definition path
+ * weighs tests in its own score).
  */
 const NON_PRODUCT_FACTOR = 0.4;
 /**

@@ -3,12 +3,10 @@
 # (relative to the repository root), each at its exact pinned commit, from local git directories only.
 # Never contacts the network.
 #
-# Where the git directory of <owner>/<repo> is looked for, in order:
-#   1. $REPOGATE_MIRROR/<owner>+<repo>      (if REPOGATE_MIRROR is set)
-#   2. /work/.mirror/<owner>+<repo>*        (glob; this is where the agent `fetch` tool puts snapshots)
-# Under each such directory the git directory may be the directory itself (a bare clone), or its
-# repo/, repo/.git or .git subdirectory (the fetch tool produces <owner>+<repo>/repo, a bare git dir).
-# A candidate counts only if it actually contains the pinned commit.
+# REPOGATE_MIRROR names the folder that holds the git directories: the one of <owner>/<repo> is looked for in
+# $REPOGATE_MIRROR/<owner>+<repo>* (a glob, so a suffixed copy is found too). Under each such folder the git
+# directory may be the folder itself (a bare clone), or its repo/, repo/.git or .git subfolder. A candidate counts
+# only if it actually contains the pinned commit. Without REPOGATE_MIRROR only finished checkouts are used.
 #
 # A finished checkout has a .commit marker file holding the commit; if it matches, the repository is
 # skipped. Missing mirror: prints which repository and commit is needed and where to put a clone; exit 2.
@@ -51,9 +49,9 @@ is_wanted() {
 find_gitdir() {
   local slug=${1/\//+} commit=$2 base sub cand
   local -a bases=()
-  [[ -n "${REPOGATE_MIRROR:-}" ]] && bases+=("$REPOGATE_MIRROR/$slug")
+  [[ -n "${REPOGATE_MIRROR:-}" ]] || return 0
   shopt -s nullglob
-  for base in /work/.mirror/"$slug"*; do bases+=("$base"); done
+  for base in "$REPOGATE_MIRROR/$slug"*; do bases+=("$base"); done
   shopt -u nullglob
   for base in "${bases[@]}"; do
     for sub in "" /repo /repo/.git /.git; do
@@ -87,7 +85,7 @@ $name: no local git directory of $repo contains commit $commit.
   Needed: https://github.com/$repo at $commit
   Put a clone that contains that commit at \$REPOGATE_MIRROR/$slug (a bare clone, or a clone whose .git
   is there), e.g.
-    git clone --bare https://github.com/$repo "\${REPOGATE_MIRROR:-/work/.mirror}/$slug"
+    git clone --bare https://github.com/$repo "\$REPOGATE_MIRROR/$slug"
   and run this script again (it never downloads anything itself).
 EOF
     missing=1
