@@ -31,7 +31,7 @@ export class WindowBaselines {
   private readonly byId = new Map<string, Window>();
   private readonly bm25: MiniSearch<{ id: string; text: string }>;
 
-  constructor(index: RepoIndex, texts: Map<string, string>) {
+  constructor(index: RepoIndex, texts: ReadonlyMap<string, string>) {
     this.bm25 = new MiniSearch({
       fields: ['text'],
       tokenize: (text: string) => identifiers(text).map((w) => w.toLowerCase()),

@@ -106,6 +106,8 @@ async function measureUpdate(index: RepoIndex, texts: Map<string, string>): Prom
 
 /** Folds of the cross tasks, each served by a calibration that has not seen its lines. */
 const CALIBRATION_FOLDS = 2;
+/** Tasks between two progress lines. */
+const PROGRESS_EVERY = 50;
 
 /** `baselines: false` skips Jaccard and BM25 (reported as zero): a faster run while tuning RepoGate alone. */
 export async function runBench(
@@ -118,19 +120,7 @@ export async function runBench(
   const root = path.resolve(repoDir);
   const cacheDir = await fs.mkdtemp(path.join(os.tmpdir(), 'repogate-bench-'));
   try {
-    const index = new RepoIndex(root);
-    log(`indexing ${root}`);
-    const report = await buildIndex(index, { root, cacheDir, fresh: true });
-    const rss = peakRssMb();
-    log(
-      `indexed ${report.files} files, ${report.symbols} symbols, ${report.chunks} chunks in ${Math.round(report.buildMs)} ms`,
-    );
-
-    const warmIndex = new RepoIndex(root);
-    const warm = await buildIndex(warmIndex, { root, cacheDir });
-    if (!warm.cache.ok) throw new Error(`warm start did not use the cache: ${warm.cache.reason}`);
-    warmIndex.dispose();
-
+    const { index, report, rss, warm } = await indexTwice(root, cacheDir, log);
     const texts = new Map<string, string>();
     for (const filePath of index.files.keys()) {
       const read = await readSourceFile(root, filePath);
@@ -141,64 +131,11 @@ export async function runBench(
     // Two passes over the same tasks, so that the baselines' allocations (and their garbage collection)
     // never land inside RepoGate's timings.
     const cross = tasks.filter((t) => t.metadata.kind === 'cross');
-    // Two-fold cross-fitting: in an editor only the line being written is missing from the calibration's sample,
-    // so each task is served by a calibration that left out its own fold's lines and no others. Leaving every task
-    // line out at once would leave a small repository (fewer candidate lines than tasks asked for) nothing like them.
-    const folds = Array.from({ length: CALIBRATION_FOLDS }, (_, f) =>
-      cross.filter((_, i) => i % CALIBRATION_FOLDS === f),
-    );
-    const calibrations: Calibration[] = [];
-    for (const fold of folds) {
-      const calibration = await calibrate(index, async (p) => texts.get(p), {
-        exclude: new Set(fold.map((t) => `${t.metadata.file}:${t.metadata.groundtruth_start_lineno}`)),
-        budget,
-      });
-      log(
-        `calibration chose ${calibration.profile.name} on ${calibration.samples} lines in ${Math.round(calibration.ms)} ms`,
-      );
-      calibrations.push(calibration);
-    }
-    const hits = { repogate: 0, jaccard: 0, bm25: 0, fused: 0 };
-    const times = { repogate: [] as number[], jaccard: [] as number[], bm25: [] as number[] };
-    const stageTimes = new Map<string, number[]>();
-    const alone = new Map<RetrieverName, number>(RETRIEVERS.map((r) => [r.name, 0]));
-    for (const [i, task] of cross.entries()) {
-      const file = task.metadata.file;
-      const doc = taskDocument(task);
-      await index.update(file, doc.text);
-      const { profile } = calibrations[i % CALIBRATION_FOLDS];
-      const started = performance.now();
-      const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget }, profile);
-      times.repogate.push(performance.now() - started);
-      if (isHit(task, result.snippets)) hits.repogate++;
-      const fused = profile === FUSED ? result : retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
-      if (isHit(task, fused.snippets)) hits.fused++;
-      for (const [stage, ms] of Object.entries(result.timings.stages)) {
-        const list = stageTimes.get(stage);
-        if (list) list.push(ms);
-        else stageTimes.set(stage, [ms]);
-      }
-      for (const name of alone.keys()) {
-        const one = retrieve(index, { path: file, text: doc.text, cursor: doc, budget, retrievers: [name] });
-        if (isHit(task, one.snippets)) alone.set(name, alone.get(name)! + 1);
-      }
-      const original = texts.get(file);
-      if (original !== undefined) await index.update(file, original);
-      if ((i + 1) % 50 === 0) log(`RepoGate ${i + 1}/${cross.length} tasks`);
-    }
-    if (options.baselines) {
-      const baselines = new WindowBaselines(index, texts);
-      for (const task of cross) {
-        const file = task.metadata.file;
-        const jac = baselines.jaccard(file, task.prompt, budget);
-        times.jaccard.push(jac.ms);
-        if (isHit(task, jac.snippets)) hits.jaccard++;
-        const bm = baselines.bm25Search(file, task.prompt, budget);
-        times.bm25.push(bm.ms);
-        if (isHit(task, bm.snippets)) hits.bm25++;
-      }
-    }
+    const calibrations = await calibrateFolds(index, texts, cross, budget, log);
+    const repogate = await scoreRepoGate(index, texts, cross, calibrations, budget, log);
+    const baselines = options.baselines ? scoreBaselines(index, texts, cross, budget) : undefined;
     index.dispose();
+    const share = (n: number): number => round(cross.length ? n / cross.length : 0, 3);
     return {
       repo: root,
       tasks: { cross: cross.length, infile: tasks.length - cross.length },
@@ -212,22 +149,20 @@ export async function runBench(
         update_ms: update,
       },
       retrieval: {
-        repogate: score(hits.repogate, cross.length, times.repogate),
-        jaccard: score(hits.jaccard, cross.length, times.jaccard),
-        bm25: score(hits.bm25, cross.length, times.bm25),
+        repogate: score(repogate.hits, cross.length, repogate.times),
+        jaccard: score(baselines?.jaccard.hits ?? 0, cross.length, baselines?.jaccard.times ?? []),
+        bm25: score(baselines?.bm25.hits ?? 0, cross.length, baselines?.bm25.times ?? []),
       },
-      fused: round(cross.length ? hits.fused / cross.length : 0, 3),
+      fused: share(repogate.fusedHits),
       calibration: calibrations.map((c) => ({
         profile: c.profile.name,
         samples: c.samples,
         recall: Object.fromEntries(Object.entries(c.recall).map(([name, r]) => [name, round(r, 3)])),
         ms: Math.round(c.ms),
       })),
-      perRetriever: Object.fromEntries(
-        [...alone].map(([name, n]) => [name, round(cross.length ? n / cross.length : 0, 3)]),
-      ),
+      perRetriever: Object.fromEntries([...repogate.alone].map(([name, n]) => [name, share(n)])),
       stages: Object.fromEntries(
-        [...stageTimes].map(([stage, ms]) => [
+        [...repogate.stageTimes].map(([stage, ms]) => [
           stage,
           { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)) },
         ]),
@@ -236,4 +171,107 @@ export async function runBench(
   } finally {
     await fs.rm(cacheDir, { recursive: true, force: true });
   }
+}
+
+/** A cold build of the index (timed, with its peak RSS), then a warm start from the cache it saved. */
+async function indexTwice(root: string, cacheDir: string, log: (line: string) => void) {
+  const index = new RepoIndex(root);
+  log(`indexing ${root}`);
+  const report = await buildIndex(index, { root, cacheDir, fresh: true });
+  const rss = peakRssMb();
+  log(
+    `indexed ${report.files} files, ${report.symbols} symbols, ${report.chunks} chunks in ${Math.round(report.buildMs)} ms`,
+  );
+  const warmIndex = new RepoIndex(root);
+  const warm = await buildIndex(warmIndex, { root, cacheDir });
+  if (!warm.cache.ok) throw new Error(`warm start did not use the cache: ${warm.cache.reason}`);
+  warmIndex.dispose();
+  return { index, report, rss, warm };
+}
+
+/**
+ * Two-fold cross-fitting: in an editor only the line being written is missing from the calibration's sample, so
+ * each task is served by a calibration that left out its own fold's lines and no others. Leaving every task line
+ * out at once would leave a small repository (fewer candidate lines than tasks asked for) nothing like them.
+ */
+async function calibrateFolds(
+  index: RepoIndex,
+  texts: ReadonlyMap<string, string>,
+  cross: readonly Task[],
+  budget: number,
+  log: (line: string) => void,
+): Promise<Calibration[]> {
+  const folds = Array.from({ length: CALIBRATION_FOLDS }, (_, f) =>
+    cross.filter((_, i) => i % CALIBRATION_FOLDS === f),
+  );
+  const calibrations: Calibration[] = [];
+  for (const fold of folds) {
+    const calibration = await calibrate(index, async (p) => texts.get(p), {
+      exclude: new Set(fold.map((t) => `${t.metadata.file}:${t.metadata.groundtruth_start_lineno}`)),
+      budget,
+    });
+    log(
+      `calibration chose ${calibration.profile.name} on ${calibration.samples} lines in ${Math.round(calibration.ms)} ms`,
+    );
+    calibrations.push(calibration);
+  }
+  return calibrations;
+}
+
+/** RepoGate on each task with its fold's calibration, the fusion of all retrievers, and each retriever alone. */
+async function scoreRepoGate(
+  index: RepoIndex,
+  texts: ReadonlyMap<string, string>,
+  cross: readonly Task[],
+  calibrations: readonly Calibration[],
+  budget: number,
+  log: (line: string) => void,
+) {
+  let hits = 0;
+  let fusedHits = 0;
+  const times: number[] = [];
+  const stageTimes = new Map<string, number[]>();
+  const alone = new Map<RetrieverName, number>(RETRIEVERS.map((r) => [r.name, 0]));
+  for (const [i, task] of cross.entries()) {
+    const file = task.metadata.file;
+    const doc = taskDocument(task);
+    await index.update(file, doc.text);
+    const { profile } = calibrations[i % CALIBRATION_FOLDS];
+    const started = performance.now();
+    const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget }, profile);
+    times.push(performance.now() - started);
+    if (isHit(task, result.snippets)) hits++;
+    const fused = profile === FUSED ? result : retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
+    if (isHit(task, fused.snippets)) fusedHits++;
+    for (const [stage, ms] of Object.entries(result.timings.stages)) {
+      const list = stageTimes.get(stage);
+      if (list) list.push(ms);
+      else stageTimes.set(stage, [ms]);
+    }
+    for (const name of alone.keys()) {
+      const one = retrieve(index, { path: file, text: doc.text, cursor: doc, budget, retrievers: [name] });
+      if (isHit(task, one.snippets)) alone.set(name, alone.get(name)! + 1);
+    }
+    const original = texts.get(file);
+    if (original !== undefined) await index.update(file, original);
+    if ((i + 1) % PROGRESS_EVERY === 0) log(`RepoGate ${i + 1}/${cross.length} tasks`);
+  }
+  return { hits, fusedHits, times, stageTimes, alone };
+}
+
+/** RepoCoder's Jaccard and BM25 over the same windows, on every task. */
+function scoreBaselines(index: RepoIndex, texts: ReadonlyMap<string, string>, cross: readonly Task[], budget: number) {
+  const baselines = new WindowBaselines(index, texts);
+  const jaccard = { hits: 0, times: [] as number[] };
+  const bm25 = { hits: 0, times: [] as number[] };
+  for (const task of cross) {
+    const file = task.metadata.file;
+    const jac = baselines.jaccard(file, task.prompt, budget);
+    jaccard.times.push(jac.ms);
+    if (isHit(task, jac.snippets)) jaccard.hits++;
+    const bm = baselines.bm25Search(file, task.prompt, budget);
+    bm25.times.push(bm.ms);
+    if (isHit(task, bm.snippets)) bm25.hits++;
+  }
+  return { jaccard, bm25 };
 }

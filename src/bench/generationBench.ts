@@ -75,6 +75,8 @@ export interface GenerationBenchOptions {
 }
 
 const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
+/** Tasks between two progress lines. */
+const PROGRESS_EVERY = 25;
 
 export async function runGenerationBench(
   repoDir: string,
@@ -115,7 +117,7 @@ export async function runGenerationBench(
         if (result.gate.features) features.push({ kind: task.metadata.kind, features: result.gate.features });
       }
       if ('text' in original) await index.update(file, original.text);
-      if ((i + 1) % 25 === 0) options.log(`${i + 1}/${tasks.length} tasks`);
+      if ((i + 1) % PROGRESS_EVERY === 0) options.log(`${i + 1}/${tasks.length} tasks`);
     }
     if (options.featuresOut)
       await fs.writeFile(options.featuresOut, features.map((f) => JSON.stringify(f)).join('\n') + '\n');
@@ -138,31 +140,11 @@ export async function runGenerationBench(
       gate_scores: {},
     };
     for (const [gate, runs] of results) {
-      const rate = (kind: string): number => {
-        const ofKind = runs.filter((r) => r.task.metadata.kind === kind);
-        return ofKind.length ? round(ofKind.filter((r) => r.result.gate.fire).length / ofKind.length) : 0;
-      };
-      report.gate_scores[gate] = runs.map((r) => ({
-        score: r.result.gate.score,
-        positive: r.task.metadata.kind === 'cross',
-      }));
-      report.gate[gate] = {
-        rate_cross: rate('cross'),
-        rate_infile: rate('infile'),
-        auc: round(rocAuc(report.gate_scores[gate])),
-      };
-      const totals = runs.map((r) => r.result.timings.totalMs);
-      report.latency_ms[gate] = totals.map((ms) => round(ms, 1));
-      const firsts = runs.map((r) => r.result.timings.firstTokenMs).filter((x): x is number => x !== undefined);
-      report.generation[gate] = {
-        em: round(runs.filter((r) => exactMatch(r.result.text, r.task.groundtruth)).length / Math.max(1, runs.length)),
-        es: round(
-          runs.reduce((s, r) => s + editSimilarity(r.result.text, r.task.groundtruth), 0) / Math.max(1, runs.length),
-        ),
-        p50_ms: round(percentile(totals, 50), 1),
-        p95_ms: round(percentile(totals, 95), 1),
-        first_token_p50_ms: round(percentile(firsts, 50), 1),
-      };
+      const scored = scorePolicy(runs);
+      report.gate_scores[gate] = scored.gateScores;
+      report.gate[gate] = scored.gate;
+      report.latency_ms[gate] = scored.latency;
+      report.generation[gate] = scored.generation;
     }
     if (options.typing !== false) report.typing = await measureTyping(generator, tasks);
     const token = results.get('token');
@@ -180,6 +162,28 @@ export async function runGenerationBench(
     await generator.dispose();
     await fs.rm(cacheDir, { recursive: true, force: true });
   }
+}
+
+/** One policy's gate rates and AUC, exact match, edit similarity and latency over its runs. */
+function scorePolicy(runs: readonly { task: Task; result: CompletionResult }[]) {
+  const rate = (kind: string): number => {
+    const ofKind = runs.filter((r) => r.task.metadata.kind === kind);
+    return ofKind.length ? round(ofKind.filter((r) => r.result.gate.fire).length / ofKind.length) : 0;
+  };
+  const gateScores = runs.map((r) => ({ score: r.result.gate.score, positive: r.task.metadata.kind === 'cross' }));
+  const gate: GateScore = { rate_cross: rate('cross'), rate_infile: rate('infile'), auc: round(rocAuc(gateScores)) };
+  const totals = runs.map((r) => r.result.timings.totalMs);
+  const firsts = runs.map((r) => r.result.timings.firstTokenMs).filter((x): x is number => x !== undefined);
+  const generation: GenerationScore = {
+    em: round(runs.filter((r) => exactMatch(r.result.text, r.task.groundtruth)).length / Math.max(1, runs.length)),
+    es: round(
+      runs.reduce((s, r) => s + editSimilarity(r.result.text, r.task.groundtruth), 0) / Math.max(1, runs.length),
+    ),
+    p50_ms: round(percentile(totals, 50), 1),
+    p95_ms: round(percentile(totals, 95), 1),
+    first_token_p50_ms: round(percentile(firsts, 50), 1),
+  };
+  return { gateScores, gate, latency: totals.map((ms) => round(ms, 1)), generation };
 }
 
 /** Keystrokes replayed per typing measurement, and the prompt size the issue states the target for. */

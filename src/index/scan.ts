@@ -48,6 +48,8 @@ interface Candidate extends ScannedFile {
 
 const STAT_BATCH = 32;
 const YIELD_EVERY_MS = 8;
+/** Directory entries sorted between two looks at the clock: a look per entry would cost more than the sorting. */
+const ENTRIES_PER_CLOCK_READ = 256;
 
 /**
  * Lists indexable files. Symlinked directories are walked after all real ones, so a file reachable both ways
@@ -56,109 +58,136 @@ const YIELD_EVERY_MS = 8;
  */
 export async function scanWorkspace(opts: ScanOptions): Promise<ScanResult> {
   const absRoot = path.resolve(opts.root);
-  const maxBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const rules = new Rules(absRoot, opts);
-  const rootReal = await fs.promises.realpath(absRoot);
-  const candidates: Candidate[] = [];
-  const skipped: SkippedPath[] = [];
-  const visited = new Set<string>();
-  const deferred: { rel: string; real: string }[] = [];
-  let lastYield = Date.now();
-
-  const maybeYield = async () => {
-    if (Date.now() - lastYield >= YIELD_EVERY_MS) {
-      await yieldNow();
-      lastYield = Date.now();
-    }
-  };
-
-  const statFile = async (rel: string, real: string, viaLink: boolean) => {
-    try {
-      const st = await fs.promises.stat(path.join(absRoot, rel));
-      if (!st.isFile()) return;
-      if (st.size > maxBytes) skipped.push({ path: rel, reason: 'too-large' });
-      else candidates.push({ path: rel, size: st.size, mtimeMs: st.mtimeMs, real, viaLink });
-    } catch (e) {
-      skipped.push({ path: rel, reason: errorReason(e) });
-    }
-  };
-
-  const walk = async (rel: string, real: string, viaLink: boolean): Promise<void> => {
-    if (visited.has(real)) {
-      skipped.push({ path: rel, reason: 'symlink-loop' });
-      return;
-    }
-    visited.add(real);
-    let entries: fs.Dirent[];
-    try {
-      entries = await fs.promises.readdir(path.join(absRoot, rel), { withFileTypes: true });
-    } catch (e) {
-      if (rel === '') throw e;
-      skipped.push({ path: rel, reason: errorReason(e) });
-      return;
-    }
-    entries.sort((a, b) => comparePaths(a.name, b.name));
-    const gitignore = entries.find((e) => e.name === '.gitignore' && !e.isDirectory());
-    rules.setGitignore(rel, gitignore ? await readTextAsync(path.join(absRoot, rel, '.gitignore')) : null);
-
-    const files: { rel: string; real: string; viaLink: boolean }[] = [];
-    const subdirs: { rel: string; real: string }[] = [];
-    for (const [i, entry] of entries.entries()) {
-      if (i % 256 === 255) await maybeYield();
-      const childRel = joinRel(rel, entry.name);
-      const childReal = path.join(real, entry.name);
-      if (entry.isDirectory()) {
-        const reason = rules.dirReason(childRel);
-        if (reason) skipped.push({ path: childRel, reason });
-        else subdirs.push({ rel: childRel, real: childReal });
-      } else if (entry.isFile()) {
-        // Below a symlinked directory the target's own path can reveal a secret (a link to ~/.ssh).
-        const reason = rules.fileReason(childRel, viaLink ? childReal : undefined);
-        if (reason) skipped.push({ path: childRel, reason });
-        else files.push({ rel: childRel, real: childReal, viaLink });
-      } else if (entry.isSymbolicLink()) {
-        await followLink(childRel, files);
-      }
-    }
-    for (let i = 0; i < files.length; i += STAT_BATCH) {
-      await Promise.all(files.slice(i, i + STAT_BATCH).map((f) => statFile(f.rel, f.real, f.viaLink)));
-      await maybeYield();
-    }
-    for (const d of subdirs) {
-      await walk(d.rel, d.real, viaLink);
-      await maybeYield();
-    }
-  };
-
-  const followLink = async (rel: string, files: { rel: string; real: string; viaLink: boolean }[]) => {
-    let real: string;
-    let isDir: boolean;
-    try {
-      real = await fs.promises.realpath(path.join(absRoot, rel));
-      isDir = (await fs.promises.stat(real)).isDirectory();
-    } catch (e) {
-      skipped.push({ path: rel, reason: errorReason(e) });
-      return;
-    }
-    if (isDir) {
-      const reason = containsPath(real, rootReal) ? 'symlink-loop' : rules.dirReason(rel);
-      if (reason) skipped.push({ path: rel, reason });
-      else deferred.push({ rel, real });
-    } else {
-      const reason = rules.fileReason(rel, real);
-      if (reason) skipped.push({ path: rel, reason });
-      else files.push({ rel, real, viaLink: true });
-    }
-  };
-
+  const walker = new Walker(absRoot, await fs.promises.realpath(absRoot), rules, opts.maxFileBytes);
   rules.setInfoExclude(await readTextAsync(path.join(absRoot, '.git', 'info', 'exclude')));
-  await walk('', rootReal, false);
-  for (let d = deferred.shift(); d; d = deferred.shift()) await walk(d.rel, d.real, true);
+  await walker.walk('', walker.rootReal, false);
+  for (let d = walker.deferred.shift(); d; d = walker.deferred.shift()) await walker.walk(d.rel, d.real, true);
 
+  const { candidates, skipped } = walker;
   const files = dedupeByRealPath(candidates, skipped);
   files.sort((a, b) => comparePaths(a.path, b.path));
   skipped.sort((a, b) => comparePaths(a.path, b.path));
   return { files, skipped };
+}
+
+interface Listed {
+  rel: string;
+  real: string;
+  viaLink: boolean;
+}
+
+/** One scan's walk: what it has listed, skipped and visited, and the symlinked directories left for later. */
+class Walker {
+  readonly candidates: Candidate[] = [];
+  readonly skipped: SkippedPath[] = [];
+  readonly deferred: { rel: string; real: string }[] = [];
+  private readonly visited = new Set<string>();
+  private lastYield = Date.now();
+
+  constructor(
+    private readonly absRoot: string,
+    readonly rootReal: string,
+    private readonly rules: Rules,
+    private readonly maxBytes = DEFAULT_MAX_FILE_BYTES,
+  ) {}
+
+  private async maybeYield(): Promise<void> {
+    if (Date.now() - this.lastYield >= YIELD_EVERY_MS) {
+      await yieldNow();
+      this.lastYield = Date.now();
+    }
+  }
+
+  private async statFile({ rel, real, viaLink }: Listed): Promise<void> {
+    try {
+      const st = await fs.promises.stat(path.join(this.absRoot, rel));
+      if (!st.isFile()) return;
+      if (st.size > this.maxBytes) this.skipped.push({ path: rel, reason: 'too-large' });
+      else this.candidates.push({ path: rel, size: st.size, mtimeMs: st.mtimeMs, real, viaLink });
+    } catch (e) {
+      this.skipped.push({ path: rel, reason: errorReason(e) });
+    }
+  }
+
+  async walk(rel: string, real: string, viaLink: boolean): Promise<void> {
+    if (this.visited.has(real)) {
+      this.skipped.push({ path: rel, reason: 'symlink-loop' });
+      return;
+    }
+    this.visited.add(real);
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(path.join(this.absRoot, rel), { withFileTypes: true });
+    } catch (e) {
+      if (rel === '') throw e;
+      this.skipped.push({ path: rel, reason: errorReason(e) });
+      return;
+    }
+    entries.sort((a, b) => comparePaths(a.name, b.name));
+    const gitignore = entries.find((e) => e.name === '.gitignore' && !e.isDirectory());
+    this.rules.setGitignore(rel, gitignore ? await readTextAsync(path.join(this.absRoot, rel, '.gitignore')) : null);
+
+    const { files, subdirs } = await this.sortEntries(rel, real, viaLink, entries);
+    for (let i = 0; i < files.length; i += STAT_BATCH) {
+      await Promise.all(files.slice(i, i + STAT_BATCH).map((f) => this.statFile(f)));
+      await this.maybeYield();
+    }
+    for (const d of subdirs) {
+      await this.walk(d.rel, d.real, viaLink);
+      await this.maybeYield();
+    }
+  }
+
+  /** A directory's entries: the files to list and the subdirectories to walk; the rest is skipped with its reason. */
+  private async sortEntries(
+    rel: string,
+    real: string,
+    viaLink: boolean,
+    entries: fs.Dirent[],
+  ): Promise<{ files: Listed[]; subdirs: { rel: string; real: string }[] }> {
+    const files: Listed[] = [];
+    const subdirs: { rel: string; real: string }[] = [];
+    for (const [i, entry] of entries.entries()) {
+      if (i % ENTRIES_PER_CLOCK_READ === ENTRIES_PER_CLOCK_READ - 1) await this.maybeYield();
+      const childRel = joinRel(rel, entry.name);
+      const childReal = path.join(real, entry.name);
+      if (entry.isDirectory()) {
+        const reason = this.rules.dirReason(childRel);
+        if (reason) this.skipped.push({ path: childRel, reason });
+        else subdirs.push({ rel: childRel, real: childReal });
+      } else if (entry.isFile()) {
+        // Below a symlinked directory the target's own path can reveal a secret (a link to ~/.ssh).
+        const reason = this.rules.fileReason(childRel, viaLink ? childReal : undefined);
+        if (reason) this.skipped.push({ path: childRel, reason });
+        else files.push({ rel: childRel, real: childReal, viaLink });
+      } else if (entry.isSymbolicLink()) {
+        await this.followLink(childRel, files);
+      }
+    }
+    return { files, subdirs };
+  }
+
+  private async followLink(rel: string, files: Listed[]): Promise<void> {
+    let real: string;
+    let isDir: boolean;
+    try {
+      real = await fs.promises.realpath(path.join(this.absRoot, rel));
+      isDir = (await fs.promises.stat(real)).isDirectory();
+    } catch (e) {
+      this.skipped.push({ path: rel, reason: errorReason(e) });
+      return;
+    }
+    if (isDir) {
+      const reason = containsPath(real, this.rootReal) ? 'symlink-loop' : this.rules.dirReason(rel);
+      if (reason) this.skipped.push({ path: rel, reason });
+      else this.deferred.push({ rel, real });
+    } else {
+      const reason = this.rules.fileReason(rel, real);
+      if (reason) this.skipped.push({ path: rel, reason });
+      else files.push({ rel, real, viaLink: true });
+    }
+  }
 }
 
 /** One listing per real file: a path without symlinks wins, then the first path in sort order. */
