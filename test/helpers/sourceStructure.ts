@@ -17,7 +17,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   cli: ['engine', 'convert', 'retrieval', 'model', 'gate', 'index', 'defaults.ts'],
   engine: ['retrieval', 'model', 'gate', 'index', 'defaults.ts'],
   convert: ['model', 'index', 'defaults.ts'],
-  gate: ['retrieval', 'model', 'index', 'defaults.ts'],
+  gate: ['retrieval', 'index', 'defaults.ts'],
   model: ['retrieval', 'index', 'defaults.ts'],
   retrieval: ['index', 'defaults.ts'],
   index: ['defaults.ts'],
