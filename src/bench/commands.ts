@@ -20,7 +20,7 @@ import { runBench } from './bench';
 import { runGenerationBench } from './generationBench';
 import { MAKE_TASKS_DEFAULTS, makeTasks } from './makeTasks';
 import { ensureShapeModel, shapeBytes, SHAPES } from './shapeModel';
-import { runSpeedBench } from '../cli/speedBench';
+import { runSpeedBench } from './speedBench';
 import { checkTasksFit, readTasks } from './taskFile';
 
 /** The benchmark commands' own options, beside CLI_OPTIONS. */

@@ -37,11 +37,6 @@ export const PENDING_IMPORTS: readonly { from: string; to: string; reason: strin
     to: 'convert/hubCheckpoint.ts',
     reason: 'src/vscode/commands.ts still imports the converter from its old path under model/',
   },
-  {
-    from: 'cli/speedBench.ts',
-    to: 'bench/bench.ts',
-    reason: 'the speed benchmark moves to src/bench in a commit of its own (another branch edits it)',
-  },
 ];
 
 /** Longest function, in lines (its first to its last). */

@@ -22,8 +22,8 @@ import { buildIndex } from '../index/workspace';
 import { CodeModel } from '../model/codeModel';
 import { readGguf } from '../model/gguf';
 import { retrieve } from '../retrieval/retrieve';
-import { percentile } from '../bench/bench';
-import { peakRssMb } from './workspaceIndex';
+import { percentile } from './bench';
+import { peakRssMb } from '../cli/workspaceIndex';
 
 export interface KeystrokeScore {
   keystrokes: number;
