@@ -28,14 +28,20 @@ mkdirSync(join(root, '.bench', 'tasks'), { recursive: true });
 const rows = [];
 for (const repo of repos) {
   const dir = join(root, '.bench', 'repos', repo.name);
-  const tasks = join(root, '.bench', 'tasks', `${repo.name}-${repo.commit.slice(0, 8)}-${perKind}.jsonl`);
+  // `uniform`: lines sampled uniformly over the repository's lines (make-tasks' default, no per-file cap); the name
+  // keeps task files made by the old capped sampler from being reused.
+  const tasks = join(root, '.bench', 'tasks', `${repo.name}-${repo.commit.slice(0, 8)}-uniform-${perKind}.jsonl`);
+  const started = Date.now();
   if (!existsSync(tasks)) {
     execFileSync('node', [cli, 'make-tasks', dir, '--out', tasks, '--per-kind', perKind], { stdio: 'inherit' });
+    console.error(`${repo.name}: tasks made in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
+  const benchStarted = Date.now();
   const out = execFileSync('node', [cli, 'bench', '--repo', dir, '--tasks', tasks, '--json'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 << 20,
   });
+  console.error(`${repo.name}: benchmarked in ${((Date.now() - benchStarted) / 1000).toFixed(0)} s`);
   const report = JSON.parse(out.toString().trim().split('\n').pop());
   rows.push({ repo, report });
 }
