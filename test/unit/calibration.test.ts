@@ -27,14 +27,36 @@ async function libraryRepo(root: string): Promise<void> {
   await writeFiles(root, files);
 }
 
-/** The library repository indexed in a temporary folder, for `test`; removed afterwards. */
+/**
+ * The library of 300 functions, 30 small features that call three each, and one large module that calls 200 of
+ * them, a line each: 200 of the 290 cross-file lines are in one file.
+ */
+async function largeModuleRepo(root: string): Promise<void> {
+  const files: Record<string, string> = {};
+  files['src/lib/api.ts'] = Array.from(
+    { length: 300 },
+    (_, i) => `export function fetchRecord${i}(id: string): string {\n  return id + ${i};\n}\n`,
+  ).join('\n');
+  for (let f = 0; f < 30; f++) {
+    const calls = [0, 1, 2].map((k) => `  const r${k} = api.fetchRecord${200 + ((f * 7 + k * 13) % 100)}(id);`);
+    files[`src/features/feature${f}.ts`] =
+      `import * as api from '../lib/api';\n\nexport function feature${f}(id: string) {\n${calls.join('\n')}\n  return [r0, r1, r2];\n}\n`;
+  }
+  const calls = Array.from({ length: 200 }, (_, i) => `  out.push(api.fetchRecord${i}(id));`);
+  files['src/large.ts'] =
+    `import * as api from '../lib/api';\n\nexport function all(id: string): string[] {\n  const out: string[] = [];\n${calls.join('\n')}\n  return out;\n}\n`;
+  await writeFiles(root, files);
+}
+
+/** A repository written by `make` and indexed in a temporary folder, for `test`; removed afterwards. */
 async function withLibraryIndex(
   test: (index: RepoIndex, read: (p: string) => Promise<string>) => Promise<void>,
+  make: (root: string) => Promise<void> = libraryRepo,
 ): Promise<void> {
   const { dir, cleanup } = await tempDir();
   const index = new RepoIndex(dir);
   try {
-    await libraryRepo(dir);
+    await make(dir);
     await buildIndex(index, { root: dir });
     await test(index, (p) => fs.readFile(path.join(dir, p), 'utf8'));
   } finally {
@@ -79,6 +101,40 @@ describe('calibration', () => {
         assert.deepStrictEqual(sample.novel, cross.get(`${sample.path}:${sample.cursor.line}`), sample.path);
       }
     });
+  });
+
+  it('reads every file of a repository within its line budget, and stops reading once the budget is spent', async function () {
+    this.timeout(60_000);
+    await withLibraryIndex(async (index, read) => {
+      const lineCounts = new Map<string, number>();
+      const recording = async (p: string): Promise<string> => {
+        const text = await read(p);
+        lineCounts.set(p, text.split('\n').length);
+        return text;
+      };
+      await calibrationSamples(index, recording);
+      assert.deepStrictEqual([...lineCounts.keys()].sort(), [...index.files.keys()].sort());
+
+      lineCounts.clear();
+      const budget = 60;
+      const samples = await calibrationSamples(index, recording, { maxLinesRead: budget });
+      const counts = [...lineCounts.values()];
+      const beforeLast = counts.slice(0, -1).reduce((a, b) => a + b, 0);
+      assert.ok(counts.length > 1 && counts.length < index.files.size, `${counts.length} files read`);
+      assert.ok(beforeLast < budget && beforeLast + counts[counts.length - 1] >= budget, counts.join(','));
+      for (const sample of samples) assert.ok(lineCounts.has(sample.path), sample.path);
+    });
+  });
+
+  it("samples a large module's lines in proportion to them, as people type there", async function () {
+    this.timeout(60_000);
+    await withLibraryIndex(async (index, read) => {
+      const samples = await calibrationSamples(index, read);
+      assert.strictEqual(samples.length, 100);
+      // 200 of the 290 cross-file lines: about 69 of 100 samples (a binomial standard deviation near 5).
+      const large = samples.filter((s) => s.path === 'src/large.ts').length;
+      assert.ok(large >= 55 && large <= 83, `src/large.ts gave ${large} of 100 samples, about 69 expected`);
+    }, largeModuleRepo);
   });
 
   it('keeps the fusion on a tie or too few samples, and takes a retriever that covers clearly more', () => {

@@ -2,7 +2,9 @@
 // run per repository (RepoGate, each of its retrievers alone, RepoCoder-Jaccard and BM25 on the same tasks), then
 // one table per half (tuning: constants may be chosen on it; checking: never looked at while tuning) and a summary.
 // Repositories are materialised by checkout.sh into .bench/repos (never committed); tasks are made once by
-// `repogate make-tasks` into .bench/tasks. Usage: npm run bench [-- name ... | tuning | checking] [-- --per-kind N]
+// `repogate make-tasks` into .bench/tasks. Each repository's report is kept in .bench/results/<commit>/ as soon as it
+// is done; `--resume` reuses those of the same commit (a run on a busy machine may be stopped and taken up again).
+// Usage: npm run bench [-- name ... | tuning | checking] [-- --per-kind N] [-- --resume]; names run in the order given.
 import { execFileSync, spawnSync } from 'child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { dirname, join } from 'path';
@@ -13,9 +15,17 @@ const cli = join(root, 'dist', 'cli.js');
 const args = process.argv.slice(2);
 const perKindAt = args.indexOf('--per-kind');
 const perKind = perKindAt >= 0 ? args.splice(perKindAt, 2)[1] : '100';
-const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json'), 'utf8')).filter(
-  (r) => args.length === 0 || args.includes(r.name) || args.includes(r.half),
-);
+const resume = args.includes('--resume');
+if (resume) args.splice(args.indexOf('--resume'), 1);
+const position = (r) => [r.name, r.half].map((a) => args.indexOf(a)).find((i) => i >= 0) ?? -1;
+const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json'), 'utf8'))
+  .filter((r) => args.length === 0 || position(r) >= 0)
+  .sort((a, b) => position(a) - position(b));
+// Reports are kept under the commit they were measured at, and only when the code is that commit's.
+const git = (...a) => spawnSync('git', a, { cwd: root, encoding: 'utf8' });
+const clean = git('diff', '--quiet', 'HEAD', '--', 'src', 'tools').status === 0;
+const resultsDir = join(root, '.bench', 'results', git('rev-parse', '--short', 'HEAD').stdout.trim());
+if (!clean) console.error('src/ or tools/ differ from HEAD: reports are not kept, --resume is ignored');
 
 if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], {
@@ -25,18 +35,32 @@ const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'),
 if (checkout.status !== 0) process.exit(checkout.status ?? 1);
 
 mkdirSync(join(root, '.bench', 'tasks'), { recursive: true });
+mkdirSync(resultsDir, { recursive: true });
 const rows = [];
 for (const repo of repos) {
+  const kept = join(resultsDir, `${repo.name}-${repo.commit.slice(0, 8)}-uniform-${perKind}.json`);
+  if (resume && clean && existsSync(kept)) {
+    rows.push({ repo, report: JSON.parse(readFileSync(kept, 'utf8')) });
+    console.error(`${repo.name}: report kept from an earlier run at this commit`);
+    continue;
+  }
   const dir = join(root, '.bench', 'repos', repo.name);
-  const tasks = join(root, '.bench', 'tasks', `${repo.name}-${repo.commit.slice(0, 8)}-${perKind}.jsonl`);
+  // `uniform`: lines sampled uniformly over the repository's lines (make-tasks' default, no per-file cap); the name
+  // keeps task files made by the old capped sampler from being reused.
+  const tasks = join(root, '.bench', 'tasks', `${repo.name}-${repo.commit.slice(0, 8)}-uniform-${perKind}.jsonl`);
+  const started = Date.now();
   if (!existsSync(tasks)) {
     execFileSync('node', [cli, 'make-tasks', dir, '--out', tasks, '--per-kind', perKind], { stdio: 'inherit' });
+    console.error(`${repo.name}: tasks made in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
+  const benchStarted = Date.now();
   const out = execFileSync('node', [cli, 'bench', '--repo', dir, '--tasks', tasks, '--json'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 << 20,
   });
+  console.error(`${repo.name}: benchmarked in ${((Date.now() - benchStarted) / 1000).toFixed(0)} s`);
   const report = JSON.parse(out.toString().trim().split('\n').pop());
+  if (clean) writeFileSync(kept, JSON.stringify(report));
   rows.push({ repo, report });
 }
 
