@@ -19,11 +19,11 @@ import { cursorFile, repositoryDir, wholeNumber, writableFile } from './inputs';
 import { checkTasksFit, readTasks } from './taskFile';
 import { ensureShapeModel, shapeBytes, SHAPES } from './shapeModel';
 import { runSpeedBench } from './speedBench';
-import { openIndex, peakRssMb } from './workspaceIndex';
+import { liveHeapMb, openIndex, peakRssMb } from './workspaceIndex';
 
 const USAGE = `usage: repogate <command> [options]
 
-  index <dir> [--fresh] [--cache DIR]            build or load the index; print files, symbols, chunks, time, peak RSS
+  index <dir> [--fresh] [--cache DIR] [--json]   build or load the index; print files, symbols, chunks, time, peak RSS, live heap
   retrieve <dir> <file>:<line>:<col> [--json] [--budget N]
                                                  snippets for a cursor position, with reasons and timings
   complete <dir> <file>:<line>:<col> [--model PATH] [--gate POLICY] [--policy-model PATH] [--mode line|multiline]
@@ -121,7 +121,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'index': {
       noMoreThan(command, args, 1);
-      const { report } = await openIndex(args[0] ?? '.', { cacheBase: values.cache, fresh: values.fresh });
+      const { index, report } = await openIndex(args[0] ?? '.', { cacheBase: values.cache, fresh: values.fresh });
+      const rss = peakRssMb();
       const summary = {
         files: report.files,
         symbols: report.symbols,
@@ -130,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
         parsed: report.parsed,
         cache: report.cache.ok ? 'loaded' : report.cache.reason,
         skipped: report.skipped.length,
-        rss_mb: Math.round(peakRssMb()),
+        rss_mb: Math.round(rss),
+        heap_mb: Math.round(liveHeapMb(index)),
       };
       process.stdout.write(
         values.json
