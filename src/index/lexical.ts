@@ -197,14 +197,28 @@ export class LexicalIndex {
   }
 
   toJSON(): string {
+    return [...this.jsonPieces()].join('');
+  }
+
+  /**
+   * The same text as `toJSON` in pieces of one term each, so that a writer never holds the whole index as one
+   * string, nor every posting as a pair array, at once: on a large repository that was the build's peak.
+   */
+  *jsonPieces(): Generator<string> {
     this.compact();
-    const postings: Serialized['postings'] = [];
-    for (const [term, fields] of this.postings) {
-      postings.push([term, ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? [])]);
-    }
     // Compacted: every number is a live chunk.
     const ids = this.ids as string[];
-    return JSON.stringify({ format: FORMAT, ids, lengths: this.lengths, postings } satisfies Serialized);
+    yield `{"format":${JSON.stringify(FORMAT)},"ids":${JSON.stringify(ids)},"lengths":${JSON.stringify(this.lengths)},"postings":[`;
+    let first = true;
+    for (const [term, fields] of this.postings) {
+      const entry: Serialized['postings'][number] = [
+        term,
+        ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? []),
+      ];
+      yield `${first ? '' : ','}${JSON.stringify(entry)}`;
+      first = false;
+    }
+    yield ']}';
   }
 
   private load(data: Serialized): void {

@@ -46,7 +46,8 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
       }
     };
     for (const record of index.files.values()) await write(`${JSON.stringify(record)}\n`);
-    await write(`${index.lexicalJSON()}\n`);
+    for (const piece of index.lexicalJSON()) await write(piece);
+    await write('\n');
     await handle.write(batch);
     await handle.close();
     const content: CacheMeta = {

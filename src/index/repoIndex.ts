@@ -312,9 +312,9 @@ export class RepoIndex {
     return { files: this.files.size, symbols: this.symbolCount, chunks: this.chunkTable.size };
   }
 
-  /** The lexical index serialised for the persisted cache. */
-  lexicalJSON(): string {
-    return this.lexical.toJSON();
+  /** The lexical index serialised for the persisted cache, in pieces (see `LexicalIndex.jsonPieces`). */
+  lexicalJSON(): Iterable<string> {
+    return this.lexical.jsonPieces();
   }
 
   /** Replaces the lexical index by a persisted one that matches the records already `put` without it. */
