@@ -45,7 +45,25 @@ const STAR = 42;
 const HASH = 35;
 const NEWLINE = 10;
 const BACKSLASH = 92;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
 const QUOTES = new Set([34, 39, 96]);
+/** After these (or at the start) a `/` opens a regular expression, not a division: `(/[`'"]/`. */
+const BEFORE_REGEX = new Set([...'(,=:[!&|?{};+-*%<>~^'].map((ch) => ch.charCodeAt(0)));
+
+/** The end of the regular expression literal opening at `i` (past its closing `/`), within its line. */
+function regexEnd(text: string, i: number): number {
+  let inClass = false;
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === NEWLINE) return j;
+    if (c === BACKSLASH) j++;
+    else if (c === OPEN_BRACKET) inClass = true;
+    else if (c === CLOSE_BRACKET) inClass = false;
+    else if (c === SLASH && !inClass) return j + 1;
+  }
+  return text.length;
+}
 
 function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36 || c > 127;
@@ -57,22 +75,29 @@ function isDigit(c: number): boolean {
 
 /**
  * Word characters in string and number literals, and word characters in all, outside comments (`//`, `/* *\/`,
- * `#`) and Python's triple-quoted docstrings. Not a lexer: a regular expression or a `#` inside code may be read
- * slightly wrong, which moves a share by a little, never a verdict between a table and a module.
+ * `#`), regular expressions and Python's triple-quoted docstrings (a quote inside either would open a string).
+ * Not a lexer: an odd regular expression or a `#` inside code may be read slightly wrong, which moves a share by a
+ * little, never a verdict between a table and a module.
  */
 export function literalShare(text: string): { literal: number; word: number } {
   let literal = 0;
   let word = 0;
   const n = text.length;
   let i = 0;
+  /** The first character of the last token (not white space) before `i`; 0 at the start. */
+  let previous = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
+    const before = previous;
+    if (c > 32) previous = c;
     if ((c === SLASH && text.charCodeAt(i + 1) === SLASH) || c === HASH) {
       const end = text.indexOf('\n', i);
       i = end === -1 ? n : end;
     } else if (c === SLASH && text.charCodeAt(i + 1) === STAR) {
       const end = text.indexOf('*/', i + 2);
       i = end === -1 ? n : end + 2;
+    } else if (c === SLASH && (before === 0 || BEFORE_REGEX.has(before))) {
+      i = regexEnd(text, i);
     } else if (QUOTES.has(c)) {
       const triple = text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === c;
       if (triple) {

@@ -79,6 +79,12 @@ describe('dataFileReason', () => {
     assert.strictEqual(dataFileReason(`${code}\n// do not edit the generated parts by hand\n`), undefined);
   });
 
+  it('reads a quote inside a regular expression as part of it, not as the start of a string', () => {
+    // eslint's arrow-body-style: a backtick in a character class once made the rest of the file one template.
+    const text = `const opens = /^[([/\`+-]/u.test(token.value) && total / 2 > 1;\n${ordinaryModule()}`;
+    assert.strictEqual(dataFileReason(text), undefined);
+  });
+
   it('counts words in comments as neither, and digits of numbers as literal', () => {
     assert.deepStrictEqual(literalShare(`// 'quoted' words\nconst x = [12, 'ab'];\n/* 'no' */`), {
       literal: 4,
