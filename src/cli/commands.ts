@@ -14,11 +14,12 @@ import { budgetOf, log, modelPath, noMoreThan, threadsOf, type CliFlags, type Co
 import { runDemo } from './demo';
 import { loadGenerator, serverFromFlags } from './generator';
 import { cursorFile, repositoryDir } from './inputs';
-import { openIndex, peakRssMb } from './workspaceIndex';
+import { liveHeapMb, openIndex, peakRssMb } from './workspaceIndex';
 
 async function indexCommand(args: string[], flags: CliFlags): Promise<number> {
   noMoreThan('index', args, 1);
-  const { report } = await openIndex(args[0] ?? '.', { cacheBase: flags.cache, fresh: flags.fresh });
+  const { index, report } = await openIndex(args[0] ?? '.', { cacheBase: flags.cache, fresh: flags.fresh });
+  const rss = peakRssMb();
   const summary = {
     files: report.files,
     symbols: report.symbols,
@@ -27,7 +28,8 @@ async function indexCommand(args: string[], flags: CliFlags): Promise<number> {
     parsed: report.parsed,
     cache: report.cache.ok ? 'loaded' : report.cache.reason,
     skipped: report.skipped.length,
-    rss_mb: Math.round(peakRssMb()),
+    rss_mb: Math.round(rss),
+    heap_mb: Math.round(liveHeapMb(index)),
   };
   process.stdout.write(
     flags.json
@@ -170,7 +172,7 @@ function cutLineAt(text: string, position: Cursor): string {
 export const USER_COMMANDS: readonly Command<CliFlags>[] = [
   {
     name: 'index',
-    usage: `  index <dir> [--fresh] [--cache DIR]            build or load the index; print files, symbols, chunks, time, peak RSS
+    usage: `  index <dir> [--fresh] [--cache DIR] [--json]   build or load the index; print files, symbols, chunks, time, peak RSS, live heap
 `,
     run: indexCommand,
   },

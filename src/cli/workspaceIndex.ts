@@ -1,5 +1,7 @@
 import * as os from 'os';
 import * as path from 'path';
+import { setFlagsFromString } from 'v8';
+import { runInNewContext } from 'vm';
 import { cacheDirFor } from '../index/persist';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, type BuildReport } from '../index/workspace';
@@ -40,4 +42,16 @@ export async function openIndex(
 
 export function peakRssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
+}
+
+/**
+ * The JavaScript heap still in use after a full collection while `index` is held: what the index itself keeps,
+ * without the garbage a build leaves behind (peak RSS also counts that, the parser's wasm memory and the runtime).
+ */
+export function liveHeapMb(index: RepoIndex): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  const mb = process.memoryUsage().heapUsed / 2 ** 20;
+  // Read after the collection, so that the index is certainly live during it.
+  return index.files.size >= 0 ? mb : 0;
 }

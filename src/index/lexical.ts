@@ -19,29 +19,35 @@ const FORMAT = 'repogate-bm25-1';
 
 /**
  * One term's occurrences in one field: chunk numbers in ascending order, each with its term frequency and the
- * chunk's length in that field (a chunk never changes; reading the length here saves a cache miss a posting).
+ * chunk's length in that field (a chunk never changes; reading the length here saves a cache miss a posting),
+ * interleaved in one typed array: most terms occur in a few chunks, and every typed array costs about 200 bytes of
+ * its own, so three arrays a term were most of the index's heap.
  */
 class Postings {
-  chunks = new Int32Array(2);
-  tfs = new Int32Array(2);
-  lengths = new Int32Array(2);
+  /** `chunk, tf, length` for each posting, one after another. */
+  entries = new Int32Array(ENTRY);
   size = 0;
 
   push(chunk: number, tf: number, length: number): void {
-    if (this.size === this.chunks.length) {
-      this.chunks = grown(this.chunks);
-      this.tfs = grown(this.tfs);
-      this.lengths = grown(this.lengths);
+    let at = this.size * ENTRY;
+    if (at === this.entries.length) {
+      const grown = new Int32Array(this.entries.length * 2);
+      grown.set(this.entries);
+      this.entries = grown;
     }
-    this.chunks[this.size] = chunk;
-    this.tfs[this.size] = tf;
-    this.lengths[this.size++] = length;
+    this.entries[at++] = chunk;
+    this.entries[at++] = tf;
+    this.entries[at] = length;
+    this.size++;
   }
 
   pairs(): [number, number][] {
-    return Array.from({ length: this.size }, (_, i) => [this.chunks[i], this.tfs[i]]);
+    return Array.from({ length: this.size }, (_, i) => [this.entries[i * ENTRY], this.entries[i * ENTRY + 1]]);
   }
 }
+
+/** Numbers a posting takes: its chunk, term frequency and chunk length. */
+const ENTRY = 3;
 
 interface Serialized {
   format: string;
@@ -148,13 +154,13 @@ export class LexicalIndex {
         const { listChunks, listParts } = this;
         // One pass over the list: the live chunks and their parts, counted for the idf as they are met.
         let matching = 0;
-        const { chunks, tfs, lengths, size } = postings;
-        for (let i = 0; i < size; i++) {
-          const n = chunks[i];
+        const { entries, size } = postings;
+        for (let i = 0, at = 0; i < size; i++, at += ENTRY) {
+          const n = entries[at];
           if (!everyLive && this.ids[n] === undefined) continue;
-          const tf = tfs[i];
+          const tf = entries[at + 1];
           listChunks[matching] = n;
-          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[i]) / average));
+          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * entries[at + 2]) / average));
         }
         const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
@@ -197,14 +203,28 @@ export class LexicalIndex {
   }
 
   toJSON(): string {
+    return [...this.jsonPieces()].join('');
+  }
+
+  /**
+   * The same text as `toJSON` in pieces of one term each, so that a writer never holds the whole index as one
+   * string, nor every posting as a pair array, at once: on a large repository that was the build's peak.
+   */
+  *jsonPieces(): Generator<string> {
     this.compact();
-    const postings: Serialized['postings'] = [];
-    for (const [term, fields] of this.postings) {
-      postings.push([term, ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? [])]);
-    }
     // Compacted: every number is a live chunk.
     const ids = this.ids as string[];
-    return JSON.stringify({ format: FORMAT, ids, lengths: this.lengths, postings } satisfies Serialized);
+    yield `{"format":${JSON.stringify(FORMAT)},"ids":${JSON.stringify(ids)},"lengths":${JSON.stringify(this.lengths)},"postings":[`;
+    let first = true;
+    for (const [term, fields] of this.postings) {
+      const entry: Serialized['postings'][number] = [
+        term,
+        ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? []),
+      ];
+      yield `${first ? '' : ','}${JSON.stringify(entry)}`;
+      first = false;
+    }
+    yield ']}';
   }
 
   private load(data: Serialized): void {
@@ -241,9 +261,10 @@ export class LexicalIndex {
       const kept = fields.map((postings) => {
         if (!postings) return undefined;
         const next = new Postings();
-        for (let i = 0; i < postings.size; i++) {
-          const n = postings.chunks[i];
-          if (renumber[n] >= 0) next.push(renumber[n], postings.tfs[i], postings.lengths[i]);
+        const { entries, size } = postings;
+        for (let i = 0, at = 0; i < size; i++, at += ENTRY) {
+          const n = entries[at];
+          if (renumber[n] >= 0) next.push(renumber[n], entries[at + 1], entries[at + 2]);
         }
         return next.size ? next : undefined;
       });
@@ -253,12 +274,6 @@ export class LexicalIndex {
     this.ids = ids;
     ids.forEach((id, n) => this.numbers.set(id, n));
   }
-}
-
-function grown(values: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
-  const next = new Int32Array(values.length * 2);
-  next.set(values);
-  return next;
 }
 
 function sum(values: readonly number[]): number {

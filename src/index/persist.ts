@@ -4,7 +4,7 @@ import * as path from 'path';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 15;
+export const CACHE_VERSION = 16;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** Lines are written in batches of about this many characters: few writes, no whole-index string. */
@@ -46,7 +46,8 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
       }
     };
     for (const record of index.files.values()) await write(`${JSON.stringify(record)}\n`);
-    await write(`${index.lexicalJSON()}\n`);
+    for (const piece of index.lexicalJSON()) await write(piece);
+    await write('\n');
     await handle.write(batch);
     await handle.close();
     const content: CacheMeta = {

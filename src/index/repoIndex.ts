@@ -1,4 +1,5 @@
 import { createHash } from 'crypto';
+import { dataFileReason } from './dataFile';
 import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
 import { LexicalIndex, type LexicalHit } from './lexical';
@@ -15,6 +16,8 @@ export interface FileRecord {
   hash: string;
   mtimeMs: number;
   size: number;
+  /** Why the file is data, not code (a literal table, minified, generated): it then has no windows and no BM25. */
+  data?: string;
 }
 
 export interface SymbolRef {
@@ -109,7 +112,8 @@ export class RepoIndex {
     } else {
       facts = textFacts(filePath, text);
     }
-    this.put({ facts, hash, mtimeMs, size: text.length });
+    const data = dataFileReason(text);
+    this.put(data ? { facts, hash, mtimeMs, size: text.length, data } : { facts, hash, mtimeMs, size: text.length });
     return true;
   }
 
@@ -132,10 +136,12 @@ export class RepoIndex {
     }
     this.symbolCount += record.facts.symbols.length;
     for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
-    for (const name of identifiersOf(record.facts))
-      this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
-    if (addToLexical) this.lexical.add(record.facts.chunks);
-    this.windows.add(record.facts.chunks);
+    for (const name of identifiersOf(record)) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
+    // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
+    if (!record.data) {
+      if (addToLexical) this.lexical.add(record.facts.chunks);
+      this.windows.add(record.facts.chunks);
+    }
     if (!existed) {
       const dir = dirOf(filePath);
       const set = this.dirFiles.get(dir);
@@ -176,7 +182,7 @@ export class RepoIndex {
     }
     this.symbolCount -= old.facts.symbols.length;
     for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
-    for (const name of identifiersOf(old.facts)) {
+    for (const name of identifiersOf(old)) {
       const count = (this.fileFrequency.get(name) ?? 1) - 1;
       if (count > 0) this.fileFrequency.set(name, count);
       else this.fileFrequency.delete(name);
@@ -312,9 +318,9 @@ export class RepoIndex {
     return { files: this.files.size, symbols: this.symbolCount, chunks: this.chunkTable.size };
   }
 
-  /** The lexical index serialised for the persisted cache. */
-  lexicalJSON(): string {
-    return this.lexical.toJSON();
+  /** The lexical index serialised for the persisted cache, in pieces (see `LexicalIndex.jsonPieces`). */
+  lexicalJSON(): Iterable<string> {
+    return this.lexical.jsonPieces();
   }
 
   /** Replaces the lexical index by a persisted one that matches the records already `put` without it. */
@@ -366,8 +372,10 @@ function dropRefs(table: Map<string, SymbolRef[]>, name: string, filePath: strin
   else table.delete(name);
 }
 
-function identifiersOf(facts: FileFacts): Set<string> {
+/** The identifiers a file uses; none for a data file, whose words are table entries, not uses. */
+function identifiersOf(record: FileRecord): Set<string> {
   const names = new Set<string>();
-  for (const chunk of facts.chunks) for (const name of identifiers(chunk.text)) names.add(name);
+  if (record.data) return names;
+  for (const chunk of record.facts.chunks) for (const name of identifiers(chunk.text)) names.add(name);
   return names;
 }
