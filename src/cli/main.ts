@@ -9,6 +9,7 @@ import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { CodeModel, defaultThreads } from '../model/codeModel';
 import { convertCheckpoint } from '../model/convert';
 import { runBench } from './bench';
+import { replayCommand } from '../bench/replay';
 import { runDemo } from './demo';
 import { renderError, UsageError } from './cliError';
 import { explainCompletion } from '../engine/explain';
@@ -45,6 +46,7 @@ const USAGE = `usage: repogate <command> [options]
   bench --repo <dir> --tasks <file> --model PATH --gate P1,P2,... [--features OUT.jsonl] [--skip-typing] [--json]
                                                  generation mode: gate rates and AUC, exact match, edit similarity
                                                  and latency per policy on the same tasks, and a typing replay
+  replay <git dir> <commit> <N> [--out DIR] [--json]  retrieval replayed over the N commits up to <commit>
   convert <checkpoint dir> --out model.gguf [--type q8_0|f16]
                                                  a GPTBigCode checkpoint (Repoformer, StarCoderBase: config.json,
                                                  .bin or .safetensors weights, tokenizer.json) to a starcoder GGUF
@@ -271,6 +273,8 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'replay':
+      return replayCommand(args, { budget, json: values.json, out: values.out }, log);
     case 'convert': {
       if (!args[0] || !values.out) throw new UsageError('convert needs <checkpoint dir> and --out FILE');
       noMoreThan(command, args, 1);
