@@ -13,7 +13,7 @@ import { cli, flag, option, root } from './args.mjs';
  * Commits replayed per repository: repositories whose first-parent history is squashed pull requests (a history of
  * merge commits gives no tasks), as many commits as one run on a 2-core machine affords.
  */
-const COMMITS = { astro: 200, vue: 300, kysely: 300, vueuse: 300, 'refined-github': 300, gin: 300 };
+const COMMITS = { astro: 30, vue: 60, kysely: 100, vueuse: 300, 'refined-github': 100, gin: 300 };
 
 const names = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--commits');
 const commitsOverride = option('--commits');
