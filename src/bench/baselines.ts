@@ -50,6 +50,30 @@ export class WindowBaselines {
     this.bm25.addAll(this.windows.map((w) => ({ id: w.chunk.id, text: w.chunk.text })));
   }
 
+  /** A file changed (or is gone, `text` undefined): its windows are replaced, as a rebuild would hold them. */
+  replaceFile(filePath: string, text: string | undefined): void {
+    const old = this.windows.filter((w) => w.chunk.path === filePath);
+    if (old.length) {
+      for (const window of old) {
+        this.byId.delete(window.chunk.id);
+        this.bm25.remove({ id: window.chunk.id, text: window.chunk.text });
+      }
+      let kept = 0;
+      for (const window of this.windows) if (window.chunk.path !== filePath) this.windows[kept++] = window;
+      this.windows.length = kept;
+    }
+    if (text === undefined) return;
+    const added = lineWindows(filePath, text, WINDOW_LINES, WINDOW_STRIDE).map((chunk) => ({
+      chunk,
+      tokens: tokenSet(chunk.text),
+    }));
+    for (const window of added) {
+      this.windows.push(window);
+      this.byId.set(window.chunk.id, window);
+    }
+    this.bm25.addAll(added.map((w) => ({ id: w.chunk.id, text: w.chunk.text })));
+  }
+
   get windowCount(): number {
     return this.windows.length;
   }

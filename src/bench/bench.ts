@@ -69,7 +69,7 @@ export function percentile(values: number[], p: number): number {
 
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 
-function score(hits: number, total: number, times: number[]): RetrievalScore {
+export function score(hits: number, total: number, times: number[]): RetrievalScore {
   return {
     recall: round(total ? hits / total : 0, 3),
     p50_ms: round(percentile(times, 50)),

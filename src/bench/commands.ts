@@ -1,4 +1,4 @@
-/** The benchmark commands of `repogate`: make-tasks, bench (retrieval and generation), speed, make-shape. */
+/** The benchmark commands of `repogate`: make-tasks, bench (retrieval and generation), replay, speed, make-shape. */
 import { promises as fs } from 'fs';
 import { GATE_POLICIES, isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { defaultThreads } from '../model/codeModel';
@@ -18,6 +18,7 @@ import { repositoryDir, wholeNumber, writableFile } from '../cli/inputs';
 import { openIndex } from '../cli/workspaceIndex';
 import { runBench } from './bench';
 import { runGenerationBench } from './generationBench';
+import { replayCommand } from './replay';
 import { MAKE_TASKS_DEFAULTS, makeTasks } from './makeTasks';
 import { ensureShapeModel, shapeBytes, SHAPES } from './shapeModel';
 import { runSpeedBench } from './speedBench';
@@ -150,6 +151,13 @@ export const BENCH_COMMANDS: readonly Command<BenchFlags>[] = [
                                                  and latency per policy on the same tasks, and a typing replay
 `,
     run: benchCommand,
+  },
+  {
+    name: 'replay',
+    usage: `  replay <git dir> <commit> <N> [--out DIR] [--budget N] [--json]
+                                                 retrieval replayed over the N commits up to <commit>
+`,
+    run: (args, flags) => replayCommand(args, { budget: budgetOf(flags), json: flags.json, out: flags.out }, log),
   },
   {
     name: 'speed',

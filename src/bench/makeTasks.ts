@@ -83,7 +83,8 @@ export async function makeTasks(index: RepoIndex, root: string, options: MakeTas
   return tasks;
 }
 
-function toTask(c: QuestionLine, kind: TaskKind, text: string, repository: string): Task {
+/** One question line cut into a task in `text`, the file it was found in. */
+export function toTask(c: QuestionLine, kind: TaskKind, text: string, repository: string): Task {
   let lineStart = 0;
   for (let row = 0; row < c.row; row++) lineStart = text.indexOf('\n', lineStart) + 1;
   const newline = text.indexOf('\n', lineStart);

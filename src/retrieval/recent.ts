@@ -3,6 +3,10 @@ import { jaccard, tokenSet } from './query';
 import type { Retriever } from './retriever';
 import type { Snippet } from './types';
 
+/** Files an editor sends as recent (the other visible editors): the few the user is looking at. */
+export const RECENT_FILES = 3;
+/** Characters sent of each recent file: a long file's head, not all of it, crosses to the index worker. */
+export const RECENT_FILE_CHARS = 20_000;
 const CANDIDATES = 4;
 /** Recent files searched, most recent first. */
 const FILES = 10;

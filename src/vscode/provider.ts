@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { CompletionRequest } from '../engine/completionEngine';
 import type { CompletionService } from '../engine/completionService';
 import { isSecretPath } from '../index/secrets';
+import { RECENT_FILE_CHARS, RECENT_FILES } from '../retrieval/recent';
 import type { RecentFile } from '../retrieval/types';
 import type { RepoGateSettings } from './settings';
 
@@ -9,8 +10,6 @@ import type { RepoGateSettings } from './settings';
 const BURST_FACTOR = 2;
 /** After a pause the next keystroke is likely the last for a while: answer almost at once. */
 const PAUSED_DEBOUNCE_FRACTION = 0.25;
-const RECENT_FILES = 3;
-const RECENT_FILE_CHARS = 20_000;
 /** Cursor moves closer together than this (a held arrow key, a run of jumps) warm the engine once. */
 const WARM_DELAY_MS = 50;
 
