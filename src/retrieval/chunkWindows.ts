@@ -53,8 +53,7 @@ function windowTokensOf(chunk: Chunk): { start: number; tokens: Set<string> }[] 
 /**
  * Code that reads like the lines before the cursor is most useful for what it did next, which is what the line
  * being written needs: the window half a stride on from the match is shown — the second half of the match and
- * the lines that follow it (+2 points of recall on the development benchmark over showing the match). A chunk
- * of one window is shown whole.
+ * the lines that follow it. A chunk of one window is shown whole.
  */
 export function presentWindow(chunk: Chunk, start: number): Presented {
   let byStart = presentedCache.get(chunk);

@@ -3,10 +3,8 @@ import type { Hit, Retriever } from './retriever';
 
 /**
  * Windows proposed (after overlapping ones of the same chunk are dropped): as many as 2,000 characters can hold
- * once the rerank has lowered test code. Four short windows (a chunk of a few lines) left most of the budget
- * empty, and four windows of test code mirroring the product's lines kept the product window behind them out
- * (alone on the tuning half, 12 against 4: fiber 0.33 / 0.26, vue 0.31 / 0.26, scrapy 0.27 / 0.23; the fusion,
- * which ranks by rank, unchanged; decisions R21).
+ * once the rerank has lowered test code, so that short windows do not leave the budget empty and test code that
+ * mirrors the product's lines does not keep the product window out (decisions R21).
  */
 const CANDIDATES = 12;
 /** Windows asked of the index: overlapping windows of one chunk are merged, so more are asked than kept. */
