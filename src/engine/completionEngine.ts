@@ -27,6 +27,7 @@ import {
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from '../retrieval/cursor';
+import { ModelState, type LineState } from './modelState';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
 
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
@@ -130,36 +131,6 @@ const GROW_IDLE_MS = 800;
  */
 const SHOW_WITHIN_MS = 1000;
 
-/**
- * The gate's decision and the packed context for one line start (the document above the cursor's line and after
- * the cursor, the mode and the policy): with the 'line' layout they do not depend on what is typed in the line,
- * so keystrokes in the line reuse them, and the context's KV cache with them. The time budget's cut does not
- * change them either: the gate decides once per line start.
- */
-interface LineState {
-  key: string;
-  gate: GateDecision;
-  snippets: Snippet[];
-  contextTokens: number;
-}
-
-/** The line states kept: the line being typed and the next one, prepared in the background. */
-const KEPT_LINE_STATES = 2;
-
-/**
- * What belongs to a generator's KV cache rather than to one engine (the engine process makes an engine per
- * request): the line states, the layout chosen for the model, and the background work on the cached prompt.
- */
-interface KvState {
-  lines: LineState[];
-  layout?: PromptLayout;
-  /** Stopped by the next request. */
-  growth?: AbortController;
-  grown: Promise<void>;
-}
-
-const kvStates = new WeakMap<TokenModel, KvState>();
-
 /** One request's prompt before the cross-file context: its mode, budgets, cut contexts and line start. */
 interface PromptPlan {
   mode: CompletionMode;
@@ -228,13 +199,13 @@ export class CompletionEngine implements CompletionBackend {
    */
   async complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
     const started = performance.now();
-    this.kv.growth?.abort();
+    this.kv.stopBackground();
     const plan = this.planPrompt(request, true);
-    const known = this.kv.lines.find((line) => line.key === plan.lineKey);
+    const known = this.kv.line(plan.lineKey);
     const decided = known
       ? { line: known, evaluated: 0, gateMs: 0, retrievalMs: 0 }
       : await this.decideLine(request, plan, options.signal);
-    if (!options.signal?.aborted) this.remember(decided.line);
+    if (!options.signal?.aborted) this.kv.remember(decided.line);
     const tokens = [...this.promptHead(plan.input, decided.line.snippets), ...plan.typed];
     const draft = decided.line.gate.fire ? undefined : decided.draft;
     const streamed = await this.stream(request, plan, tokens, draft, options);
@@ -294,11 +265,6 @@ export class CompletionEngine implements CompletionBackend {
       request.text.slice(offset),
     ].join('\0');
     return { mode, budget, policy, typed, ...fitted, lineKey };
-  }
-
-  /** Keeps a decided line start, most recent first (a line prepared in the background does not evict the typed one). */
-  private remember(line: LineState): void {
-    this.kv.lines = [line, ...this.kv.lines.filter((kept) => kept.key !== line.key)].slice(0, KEPT_LINE_STATES);
   }
 
   /** The prompt up to the typed part of the line: the gate prefix and its continuation, or the family's prompt. */
@@ -467,11 +433,8 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /** What this engine keeps with its generator's KV cache (shared with the other engines of the same model). */
-  private get kv(): KvState {
-    const generator = this.options.generator;
-    let state = kvStates.get(generator);
-    if (!state) kvStates.set(generator, (state = { lines: [], grown: Promise.resolve() }));
-    return state;
+  private get kv(): ModelState {
+    return ModelState.of(this.options.generator);
   }
 
   /**
@@ -535,9 +498,9 @@ export class CompletionEngine implements CompletionBackend {
     if (!timed || (this.options.firstPromptMs ?? FIRST_PROMPT_MS) <= 0) return;
     if (plan.grow) {
       const tokens = [...this.promptHead(plan.grow, []), ...plan.typed];
-      this.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
+      this.kv.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
     } else if (lineLooksFinished(request, completion)) {
-      this.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
+      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
     }
   }
 
@@ -554,30 +517,10 @@ export class CompletionEngine implements CompletionBackend {
     if (!timed) return;
     // What the gate reads first, in steps: its own evaluation is then a token or two.
     if (!(await timed.prefill(this.promptHead(plan.input, []), signal))) return;
-    const line =
-      this.kv.lines.find((known) => known.key === plan.lineKey) ?? (await this.decideLine(next, plan, signal)).line;
+    const line = this.kv.line(plan.lineKey) ?? (await this.decideLine(next, plan, signal)).line;
     if (signal.aborted) return;
-    this.remember(line);
+    this.kv.remember(line);
     await timed.prefill(this.promptHead(plan.input, line.snippets), signal);
-  }
-
-  /** After `idleMs` without a request, runs `work` (which stops between its steps when the next request comes). */
-  private schedule(idleMs: number, work: (signal: AbortSignal) => Promise<unknown>): void {
-    const controller = new AbortController();
-    this.kv.growth = controller;
-    this.kv.grown = new Promise((resolve) => {
-      const timer = setTimeout(
-        () =>
-          void work(controller.signal)
-            .catch(() => false)
-            .then(() => resolve()),
-        idleMs,
-      );
-      controller.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 
   /**
@@ -597,18 +540,17 @@ export class CompletionEngine implements CompletionBackend {
     const tokens = generator.promptTokens(
       family.hasGate ? renderGatePrefix(family, input) : renderPrompt(family, input),
     );
-    this.kv.growth?.abort();
-    this.schedule(0, (signal) => timed.prefill(tokens, signal));
+    this.kv.schedule(0, (signal) => timed.prefill(tokens, signal));
   }
 
   /** Stops the background growth of the cached prompt (the model is about to be used for something else). */
   stopBackground(): void {
-    this.kv.growth?.abort();
+    this.kv.stopBackground();
   }
 
   /** Resolves when the background growth the last request scheduled has finished or stopped (what a pause allows). */
   settled(): Promise<void> {
-    return this.kv.grown;
+    return this.kv.settled();
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */
