@@ -209,7 +209,7 @@ export class CompletionEngine implements CompletionBackend {
     const tokens = [...this.promptHead(plan.input, decided.line.snippets), ...plan.typed];
     const draft = decided.line.gate.fire ? undefined : decided.draft;
     const streamed = await this.stream(request, plan, tokens, draft, options);
-    if (!options.signal?.aborted) this.scheduleBackground(request, plan, streamed.text);
+    if (!options.signal?.aborted) this.scheduleBackground(request, plan, decided.line, streamed.text);
     const count = (text: string): number => this.options.generator.countTokens(text);
     return {
       text: streamed.text,
@@ -493,11 +493,12 @@ export class CompletionEngine implements CompletionBackend {
    * the line looks finished, preparing the next line's start. Local models only (a server's cache is not ours to
    * fill), and only with the time budget on (a benchmark of quality starts every request cold).
    */
-  private scheduleBackground(request: CompletionRequest, plan: PromptPlan, completion: string): void {
+  private scheduleBackground(request: CompletionRequest, plan: PromptPlan, line: LineState, completion: string): void {
     const timed = timedSession(this.options.generator.session);
     if (!timed || (this.options.firstPromptMs ?? FIRST_PROMPT_MS) <= 0) return;
     if (plan.grow) {
-      const tokens = [...this.promptHead(plan.grow, []), ...plan.typed];
+      // With the line's context: the next keystroke on the line finds it cached after the growth too.
+      const tokens = [...this.promptHead(plan.grow, line.snippets), ...plan.typed];
       this.kv.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
     } else if (lineLooksFinished(request, completion)) {
       this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
