@@ -4,7 +4,8 @@
  * model. Measures load time and memory, the single-token forward time (the floor), prompt and generation speed,
  * and a typing replay along real lines of a repository: for every keystroke the prompt tokens evaluated and the
  * time from the keystroke to the first token and to what would be shown, without retrieval, with the token gate,
- * and with 512 tokens of cross-file context.
+ * with the heuristic gate and with 512 tokens of cross-file context. Lines are written in stretches, one after
+ * another as new code is written, so a line start follows a finished line.
  */
 import { promises as fs } from 'fs';
 import * as os from 'os';
@@ -32,9 +33,11 @@ export interface KeystrokeScore {
   first_token_p95_ms: number;
   /** Keystroke to the text the editor would show: the first line, or the whole completion when it ends first. */
   first_line_p50_ms: number;
-  /** The first keystroke of each line (its left context changed): evaluated tokens and first token. */
+  /** The first keystroke of each line after the first of a stretch (a new line): evaluated tokens and first token. */
   line_start_evaluated_p50: number;
   line_start_first_token_p50_ms: number;
+  /** The pause at the end of a line until the engine's background work (the next line's start) was done. */
+  line_end_pause_p50_ms: number;
   /** Prompt tokens of cross-file context (0 without retrieval). */
   context_tokens_p50: number;
 }
@@ -54,6 +57,8 @@ export interface SpeedReport {
   cold_first_token_ms: number[];
   keystroke: KeystrokeScore;
   keystroke_token_gate: KeystrokeScore;
+  /** The heuristic gate (what `token` falls back to for a model without `<cc>`). */
+  keystroke_heuristic: KeystrokeScore;
   keystroke_cc: KeystrokeScore;
   /** Token gate over plain FIM: p50 first token with the gate (not firing) / without, minus 1. */
   gate_overhead_ratio: number;
@@ -89,6 +94,8 @@ interface TypedLine {
   line: number;
   /** The cursor's column at the first keystroke (after the indentation and two characters). */
   from: number;
+  /** The last line of the stretch: the stretch's lines after this one are not written yet. */
+  stretchEnd: number;
 }
 
 export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport> {
@@ -127,6 +134,7 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
     };
     const never = await replay('never');
     const token = await replay('token');
+    const heuristic = await replay('heuristic');
     const cc = await replay('always');
     const after = await measureFloor(model, lines[0].text);
     const forwards = [...floor.forwards, ...after.forwards];
@@ -144,6 +152,7 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
       cold_first_token_ms: never.cold,
       keystroke: never.score,
       keystroke_token_gate: token.score,
+      keystroke_heuristic: heuristic.score,
       keystroke_cc: cc.score,
       gate_overhead_ratio: round(token.score.first_token_p50_ms / never.score.first_token_p50_ms - 1, 3),
     };
@@ -187,8 +196,9 @@ async function measureFloor(
 
 /**
  * Types each line from its first characters on, one character per keystroke, through a completion service as the
- * editor would: the request for a keystroke is cancelled by the next one. The replay starts from an empty KV cache;
- * the first request in each file is reported apart (cold).
+ * editor would: the request for a keystroke is cancelled by the next one. Then the line is finished (typed or
+ * accepted: the whole line, cursor at its end, one request) and the user pauses until the engine's background
+ * work is done. The replay starts from an empty KV cache; the first request in each file is reported apart (cold).
  */
 async function typeAlong(
   model: CodeModel,
@@ -211,10 +221,11 @@ async function typeAlong(
   await model.session.reset();
   const samples: { evaluated: number; firstToken: number; shown: number; lineStart: boolean; context: number }[] = [];
   const cold: number[] = [];
+  const pauses: number[] = [];
   let lastPath: string | undefined;
   for (const typed of lines) {
     const lineText = typed.text.split('\n')[typed.line];
-    for (let k = 0; k <= keystrokes && typed.from + k <= lineText.length; k++) {
+    for (let k = 0; k <= keystrokes && typed.from + k < lineText.length; k++) {
       const request = requestAt(typed, lineText, typed.from + k);
       const started = performance.now();
       calls.length = 0;
@@ -241,6 +252,12 @@ async function typeAlong(
       // The user reads the first suggestion on a line before typing on: the cached prompt grows meanwhile.
       if (k === 0) await engine.settled();
     }
+    calls.length = 0;
+    await service.provide(requestAt(typed, lineText, lineText.length));
+    await calls.at(-1)?.done;
+    const paused = performance.now();
+    await engine.settled();
+    pauses.push(performance.now() - paused);
   }
   engine.stopBackground();
   await engine.settled();
@@ -281,6 +298,7 @@ async function typeAlong(
           50,
         ),
       ),
+      line_end_pause_p50_ms: round(percentile(pauses, 50)),
       context_tokens_p50: percentile(
         samples.map((s) => s.context),
         50,
@@ -289,16 +307,20 @@ async function typeAlong(
   };
 }
 
-/** The document as it is while the line is being typed: the line ends at the cursor (the rest is not typed yet). */
+/**
+ * The document as it is while the line is being typed: the stretch's lines before it are written, the line ends
+ * at the cursor, and the stretch's lines after it are not there yet.
+ */
 function requestAt(typed: TypedLine, lineText: string, column: number): CompletionRequest {
   const all = typed.text.split('\n');
-  all[typed.line] = lineText.slice(0, column);
-  return { path: typed.path, text: all.join('\n'), cursor: { line: typed.line, character: column }, mode: 'line' };
+  const text = [...all.slice(0, typed.line), lineText.slice(0, column), ...all.slice(typed.stretchEnd + 1)].join('\n');
+  return { path: typed.path, text, cursor: { line: typed.line, character: column }, mode: 'line' };
 }
 
 /**
  * Lines to type along: in the largest source files of the repository (sorted by path, so every run picks the
- * same ones), lines past the left budget's reach with enough code to type, spread through the file.
+ * same ones), one stretch of consecutive lines per file, past the left budget's reach, each with enough code to
+ * type, from the middle of the file's code lines on.
  */
 async function pickLines(root: string, count: number, keystrokes: number): Promise<TypedLine[]> {
   const files: { path: string; text: string }[] = [];
@@ -326,10 +348,17 @@ async function pickLines(root: string, count: number, keystrokes: number): Promi
         (l) => l.line >= MIN_FILE_LINES / 2 && l.code.length >= keystrokes + 2 && !/^(\/\/|\*|\/\*|#)/.test(l.code),
       );
     const wanted = Math.ceil(count / 2);
-    for (let i = 0; i < wanted && candidates.length; i++) {
-      const c = candidates[Math.floor(((i + 0.5) * candidates.length) / wanted)];
-      picked.push({ path: file.path, text: file.text, line: c.line, from: c.indent + 2 });
-    }
+    const first = candidates.findIndex(
+      (c, i) => i >= candidates.length / 2 && candidates[i + wanted - 1]?.line === c.line + wanted - 1,
+    );
+    for (const c of first < 0 ? [] : candidates.slice(first, first + wanted))
+      picked.push({
+        path: file.path,
+        text: file.text,
+        line: c.line,
+        from: c.indent + 2,
+        stretchEnd: c.line + wanted - 1,
+      });
   }
   return picked.slice(0, count);
 }

@@ -27,6 +27,7 @@ import {
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from '../retrieval/cursor';
+import { ModelState, type LineState } from './modelState';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
 
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
@@ -130,31 +131,44 @@ const GROW_IDLE_MS = 800;
  */
 const SHOW_WITHIN_MS = 1000;
 
-/**
- * The gate's decision and the packed context for one line start (left context up to the line, right context):
- * with the 'line' layout they do not depend on what is typed in the line, so keystrokes in the line reuse them
- * and the context's KV cache with them.
- */
-interface LineState {
-  key: string;
-  gate: GateDecision;
-  snippets: Snippet[];
-  contextTokens: number;
+/** One request's prompt before the cross-file context: its mode, budgets, cut contexts and line start. */
+interface PromptPlan {
+  mode: CompletionMode;
+  budget: PromptBudget;
+  policy: GatePolicyName;
+  /** The typed part of the cursor's line: after the middle marker with the 'line' layout, else empty. */
+  typed: number[];
+  input: PromptInput;
+  /** The next rung of the time budget, grown into the cache in the background. */
+  grow?: PromptInput;
+  lineKey: string;
+}
+
+/** A line start decided: its state, the prompt tokens the decision evaluated, and the heuristic gate's draft. */
+interface LineDecision {
+  line: LineState;
+  evaluated: number;
+  draft?: GenerateResult;
+  gateMs: number;
+  retrievalMs: number;
+}
+
+/** What generation produced after the prompt (continuing the heuristic's draft when there is one). */
+interface Streamed {
+  raw: string;
+  text: string;
+  evaluated: number;
+  firstTokenAt?: number;
+  generationTokS?: number;
 }
 
 /**
- * What belongs to a generator's KV cache rather than to one engine (the engine process makes an engine per
- * request): the line state, the layout chosen for the model, and the background growth of the cached prompt.
+ * The left context is cut for the typed part of the line rounded up to this many tokens, so that the cut does not
+ * move while the line is typed, nor between a line start prepared in the background and the request there.
  */
-interface KvState {
-  line?: LineState;
-  layout?: PromptLayout;
-  /** Stopped by the next request. */
-  growth?: AbortController;
-  grown: Promise<void>;
-}
-
-const kvStates = new WeakMap<TokenModel, KvState>();
+const TYPED_TOKENS_STEP = 32;
+/** A line ending like a statement, a block or an argument ends: the next line start is worth preparing. */
+const FINISHED_LINE = /[;{}()[\],:]\s*$/;
 
 /** A block opener at the end of the previous line and nothing typed yet on this one: a body is wanted. */
 export function detectMode(text: string, cursor: Cursor): CompletionMode {
@@ -178,117 +192,193 @@ export class CompletionEngine implements CompletionBackend {
     return { line, multiline: line * 0.75 };
   }
 
+  /**
+   * The request's steps: fit the prompt to the token and time budgets, take the line start's gate decision and
+   * context (decided at its first request, or prepared in the background), stream the generation, then leave
+   * work for the next pause (grow the cut prompt, or prepare the next line).
+   */
   async complete(request: CompletionRequest, options: CompleteOptions = {}): Promise<CompletionResult> {
     const started = performance.now();
-    this.kv.growth?.abort();
+    this.kv.stopBackground();
+    const plan = this.planPrompt(request, true);
+    const known = this.kv.line(plan.lineKey);
+    const decided = known
+      ? { line: known, evaluated: 0, gateMs: 0, retrievalMs: 0 }
+      : await this.decideLine(request, plan, options.signal);
+    if (!options.signal?.aborted) this.kv.remember(decided.line);
+    const tokens = [...this.promptHead(plan.input, decided.line.snippets), ...plan.typed];
+    const draft = decided.line.gate.fire ? undefined : decided.draft;
+    const streamed = await this.stream(request, plan, tokens, draft, options);
+    if (!options.signal?.aborted) this.scheduleBackground(request, plan, decided.line, streamed.text);
+    const count = (text: string): number => this.options.generator.countTokens(text);
+    return {
+      text: streamed.text,
+      raw: streamed.raw,
+      mode: plan.mode,
+      gate: decided.line.gate,
+      snippets: decided.line.snippets,
+      prompt: {
+        tokens: tokens.length,
+        evaluated: decided.evaluated + streamed.evaluated,
+        leftTokens: count(plan.input.left) + plan.typed.length,
+        rightTokens: count(plan.input.right),
+        contextTokens: decided.line.contextTokens,
+      },
+      timings: {
+        gateMs: decided.gateMs,
+        retrievalMs: decided.retrievalMs,
+        firstTokenMs: streamed.firstTokenAt === undefined ? undefined : streamed.firstTokenAt - started,
+        totalMs: performance.now() - started,
+        generationTokS: streamed.generationTokS,
+      },
+      aborted: options.signal?.aborted ?? false,
+    };
+  }
+
+  /**
+   * Mode, budgets and layout of a request, and its left and right contexts cut to the token budget — and, when
+   * `timeBudget`, to what evaluates within the time budget (see fitTime).
+   */
+  private planPrompt(request: CompletionRequest, timeBudget: boolean): PromptPlan {
     const { generator } = this.options;
-    const family = generator.info.family;
     const mode = request.mode ?? detectMode(request.text, request.cursor);
     const budget = this.budget(mode);
     const offset = offsetOf(request.text, request.cursor);
-    const split = leftEnd(
-      request.text,
-      offset,
-      family.family.order === 'psm' ? this.layout(generator, budget) : 'cursor',
-    );
-    const count = (text: string): number => generator.countTokens(text);
+    const order = generator.info.family.family.order;
+    const split = leftEnd(request.text, offset, order === 'psm' ? this.layout(generator, budget) : 'cursor');
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
+    const typedAllowance = Math.ceil(typed.length / TYPED_TOKENS_STEP) * TYPED_TOKENS_STEP;
     const cut = (leftTokens: number, rightTokens: number): PromptInput =>
-      cutInput(generator, request, split, offset, leftTokens - typed.length, rightTokens);
-    const plainTokens = (prompt: PromptInput): number[] => [
-      ...generator.promptTokens(renderPrompt(family, prompt)),
-      ...typed,
-    ];
-    const { input, grow } = this.fitTime(generator, budget, cut, plainTokens);
-    const post = postprocessContext(request, mode, this.options.maxLines ?? DEFAULTS.maxLines, specialTexts(family));
-    const gatePrefix = family.hasGate ? generator.promptTokens(renderGatePrefix(family, input)) : undefined;
-    const plainPrompt = (): number[] => plainTokens(input);
+      cutInput(generator, request, split, offset, leftTokens - typedAllowance, rightTokens);
+    const fitted = timeBudget
+      ? this.fitTime(generator, budget, cut, (input) => [...this.promptHead(input, []), ...typed])
+      : { input: cut(budget.leftTokens, budget.rightTokens) };
     const policy = request.gate ?? this.options.gate;
-    const lineKey =
-      split < offset
-        ? [request.path, mode, policy, this.thresholds.line, budget.contextTokens, input.left, input.right].join('\0')
-        : undefined;
-    const known = lineKey !== undefined && this.kv.line?.key === lineKey ? this.kv.line : undefined;
+    const lineKey = [
+      request.path,
+      mode,
+      policy,
+      this.thresholds.line,
+      budget.contextTokens,
+      request.text.slice(0, split),
+      request.text.slice(offset),
+    ].join('\0');
+    return { mode, budget, policy, typed, ...fitted, lineKey };
+  }
 
-    // Prompt tokens the models evaluated for this request (the rest came from the KV cache).
+  /** The prompt up to the typed part of the line: the gate prefix and its continuation, or the family's prompt. */
+  private promptHead(input: PromptInput, snippets: readonly Snippet[]): number[] {
+    const { generator } = this.options;
+    const family = generator.info.family;
+    const withSnippets: PromptInput = { ...input, context: snippets };
+    return family.hasGate
+      ? [
+          ...generator.promptTokens(renderGatePrefix(family, input)),
+          ...generator.tokenize(renderGateContinuation(family, withSnippets)),
+        ]
+      : generator.promptTokens(renderPrompt(family, withSnippets));
+  }
+
+  /** The gate's decision for a line start and, when it fires, the retrieved context fitted to its token cap. */
+  private async decideLine(request: CompletionRequest, plan: PromptPlan, signal?: AbortSignal): Promise<LineDecision> {
     let evaluated = 0;
     let draft: GenerateResult | undefined;
     let trial: RetrievalResult | undefined;
     const gateStarted = performance.now();
-    const gate =
-      known?.gate ??
-      (await decideGate(
-        policy,
-        {
-          gateProbability: async () => {
-            const gateModel = this.gateModel();
-            if (!gateModel) return undefined;
-            const tokens =
-              gateModel === generator
-                ? gatePrefix!
-                : gateModel.promptTokens(renderGatePrefix(gateModel.info.family, input));
-            const probe = await gateModel.session.probe(tokens);
-            evaluated += probe.evaluated;
-            const cc = gateModel.info.family.ids.cc!;
-            return {
-              probability: probabilityOf(probe, cc),
-              source: gateModel === generator ? 'generator' : 'policy-model',
-            };
-          },
-          heuristicFeatures: async () => {
-            trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
-            draft = await generator.session.generate(plainPrompt(), {
-              maxTokens: DRAFT_TOKENS,
-              stopIds: family.stopIds,
-              signal: options.signal,
-            });
-            evaluated += draft.evaluated;
-            const declaredElsewhere = new Set(trial?.declaredElsewhere);
-            return heuristicFeatures({
-              text: request.text,
-              cursor: request.cursor,
-              trial: trial?.snippets ?? [],
-              draft,
-              declaredElsewhere,
-            });
-          },
+    const gate = await decideGate(
+      plan.policy,
+      {
+        gateProbability: async () => {
+          const read = await this.readGate(plan.input);
+          evaluated += read?.evaluated ?? 0;
+          return read;
         },
-        { multiline: mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic },
-      ));
+        heuristicFeatures: async () => {
+          trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
+          draft = await this.draft(plan, signal);
+          evaluated += draft.evaluated;
+          const declaredElsewhere = new Set(trial?.declaredElsewhere);
+          const inputs = { text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft };
+          return heuristicFeatures({ ...inputs, declaredElsewhere });
+        },
+      },
+      { multiline: plan.mode === 'multiline', thresholds: this.thresholds, heuristic: this.heuristic },
+    );
     const gateMs = performance.now() - gateStarted;
-
-    let snippets: Snippet[] = known?.snippets ?? [];
-    let contextTokens = known?.contextTokens ?? 0;
     const retrievalStarted = performance.now();
-    if (!known && gate.fire && !options.signal?.aborted) {
+    let context: { snippets: Snippet[]; contextTokens: number } = { snippets: [], contextTokens: 0 };
+    if (gate.fire && !signal?.aborted) {
       // RepoCoder's second iteration: a draft is a better query than the unfinished line.
       const retrieved = draft?.text.trim()
         ? await this.retrieveFor(request, draft.text)
         : (trial ?? (await this.retrieveFor(request)));
-      const render = (kept: readonly Snippet[]): number =>
-        generator.tokenize(
-          family.hasGate
-            ? renderGateContinuation(family, { ...input, context: kept })
-            : renderPrompt(family, { ...input, context: kept }),
-        ).length;
-      const without = render([]);
-      snippets = fitSnippets(retrieved?.snippets ?? [], budget.contextTokens, (kept) => render(kept) - without);
-      contextTokens = snippets.length ? render(snippets) - without : 0;
+      context = this.fitContext(plan, retrieved?.snippets ?? []);
     }
-    const retrievalMs = gate.fire && !known ? performance.now() - retrievalStarted : 0;
-    if (lineKey !== undefined && !options.signal?.aborted)
-      this.kv.line = { key: lineKey, gate, snippets, contextTokens };
+    const retrievalMs = gate.fire ? performance.now() - retrievalStarted : 0;
+    return { line: { key: plan.lineKey, gate, ...context }, evaluated, draft, gateMs, retrievalMs };
+  }
 
-    const withSnippets: PromptInput = { ...input, context: snippets };
-    const tokens = [
-      ...(gatePrefix
-        ? [...gatePrefix, ...generator.tokenize(renderGateContinuation(family, withSnippets))]
-        : generator.promptTokens(renderPrompt(family, withSnippets))),
-      ...typed,
-    ];
-    // Without retrieval the heuristic's draft is the start of the same completion: continue it, don't redo it.
-    const fromDraft = !gate.fire && draft !== undefined && draft.stoppedBy !== 'abort' ? draft : undefined;
+  /** P(<cc>) after the gate prefix, from the generator (whose generation then continues it) or the policy model. */
+  private async readGate(
+    input: PromptInput,
+  ): Promise<{ probability: number; source: 'generator' | 'policy-model'; evaluated: number } | undefined> {
+    const { generator } = this.options;
+    const gateModel = this.gateModel();
+    if (!gateModel) return undefined;
+    const probe = await gateModel.session.probe(gateModel.promptTokens(renderGatePrefix(gateModel.info.family, input)));
+    return {
+      probability: probabilityOf(probe, gateModel.info.family.ids.cc!),
+      source: gateModel === generator ? 'generator' : 'policy-model',
+      evaluated: probe.evaluated,
+    };
+  }
+
+  /** The heuristic gate's short completion without retrieval. */
+  private draft(plan: PromptPlan, signal?: AbortSignal): Promise<GenerateResult> {
+    const { generator } = this.options;
+    return generator.session.generate([...this.promptHead(plan.input, []), ...plan.typed], {
+      maxTokens: DRAFT_TOKENS,
+      stopIds: generator.info.family.stopIds,
+      signal,
+    });
+  }
+
+  /** The most best-first snippets whose rendering fits the context cap, and their tokens in the prompt. */
+  private fitContext(plan: PromptPlan, retrieved: readonly Snippet[]): { snippets: Snippet[]; contextTokens: number } {
+    const { generator } = this.options;
+    const family = generator.info.family;
+    const render = (kept: readonly Snippet[]): number =>
+      generator.tokenize(
+        family.hasGate
+          ? renderGateContinuation(family, { ...plan.input, context: kept })
+          : renderPrompt(family, { ...plan.input, context: kept }),
+      ).length;
+    const without = render([]);
+    const snippets = fitSnippets(retrieved, plan.budget.contextTokens, (kept) => render(kept) - without);
+    return { snippets, contextTokens: snippets.length ? render(snippets) - without : 0 };
+  }
+
+  /**
+   * Generates after `tokens`, showing the first line as soon as it is complete (or late, after showWithinMs).
+   * Without retrieval the heuristic's draft is the start of the same completion: continued, not redone.
+   */
+  private async stream(
+    request: CompletionRequest,
+    plan: PromptPlan,
+    tokens: number[],
+    draft: GenerateResult | undefined,
+    options: CompleteOptions,
+  ): Promise<Streamed> {
+    const { generator } = this.options;
+    const family = generator.info.family;
+    const post = postprocessContext(
+      request,
+      plan.mode,
+      this.options.maxLines ?? DEFAULTS.maxLines,
+      specialTexts(family),
+    );
+    const fromDraft = draft !== undefined && draft.stoppedBy !== 'abort' ? draft : undefined;
     const head = fromDraft?.text ?? '';
     let lastShown = '';
     const showWithinMs = this.options.showWithinMs ?? SHOW_WITHIN_MS;
@@ -303,48 +393,30 @@ export class CompletionEngine implements CompletionBackend {
         lastShown = shown;
         options.onPartial?.(shown);
       }
-      return mode === 'line';
+      return plan.mode === 'line';
     };
     const rest =
       fromDraft?.stoppedBy === 'stop-token'
         ? undefined
         : await generator.session.generate(fromDraft ? [...tokens, ...fromDraft.tokens] : tokens, {
-            maxTokens: budget.generationTokens - (fromDraft?.tokens.length ?? 0),
+            maxTokens: plan.budget.generationTokens - (fromDraft?.tokens.length ?? 0),
             stopIds: family.stopIds,
             signal: options.signal,
             onText,
           });
-    if (grow && !options.signal?.aborted) this.scheduleGrowth(generator, plainTokens(grow), GROW_IDLE_MS);
     const raw = head + (rest?.text ?? '');
-    const firstTokenAt = fromDraft?.firstTokenAt ?? rest?.firstTokenAt;
-    evaluated += rest?.evaluated ?? 0;
     const text = postprocess(raw, post);
     // A completion that ended before its first line did is complete now: streamed like any first line.
     if (text && text !== lastShown && !options.signal?.aborted) options.onPartial?.(text);
     return {
-      text,
       raw,
-      mode,
-      gate,
-      snippets,
-      prompt: {
-        tokens: tokens.length,
-        evaluated,
-        leftTokens: count(input.left) + typed.length,
-        rightTokens: count(input.right),
-        contextTokens,
-      },
-      timings: {
-        gateMs,
-        retrievalMs,
-        firstTokenMs: firstTokenAt === undefined ? undefined : firstTokenAt - started,
-        totalMs: performance.now() - started,
-        generationTokS:
-          rest?.firstTokenAt !== undefined && rest.tokens.length > 1
-            ? (rest.tokens.length - 1) / ((performance.now() - rest.firstTokenAt) / 1000)
-            : undefined,
-      },
-      aborted: options.signal?.aborted ?? false,
+      text,
+      evaluated: rest?.evaluated ?? 0,
+      firstTokenAt: fromDraft?.firstTokenAt ?? rest?.firstTokenAt,
+      generationTokS:
+        rest?.firstTokenAt !== undefined && rest.tokens.length > 1
+          ? (rest.tokens.length - 1) / ((performance.now() - rest.firstTokenAt) / 1000)
+          : undefined,
     };
   }
 
@@ -361,11 +433,8 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /** What this engine keeps with its generator's KV cache (shared with the other engines of the same model). */
-  private get kv(): KvState {
-    const generator = this.options.generator;
-    let state = kvStates.get(generator);
-    if (!state) kvStates.set(generator, (state = { grown: Promise.resolve() }));
-    return state;
+  private get kv(): ModelState {
+    return ModelState.of(this.options.generator);
   }
 
   /**
@@ -419,26 +488,40 @@ export class CompletionEngine implements CompletionBackend {
     }
   }
 
-  /** After `idleMs` without a request, evaluates `tokens` into the cache in steps (the next request stops it). */
-  private scheduleGrowth(generator: TokenModel, tokens: number[], idleMs: number): void {
-    const timed = timedSession(generator.session);
+  /**
+   * What a pause after this request is used for: growing a prompt the time budget cut into the cache, or, once
+   * the line looks finished, preparing the next line's start. Local models only (a server's cache is not ours to
+   * fill), and only with the time budget on (a benchmark of quality starts every request cold).
+   */
+  private scheduleBackground(request: CompletionRequest, plan: PromptPlan, line: LineState, completion: string): void {
+    const timed = timedSession(this.options.generator.session);
+    if (!timed || (this.options.firstPromptMs ?? FIRST_PROMPT_MS) <= 0) return;
+    if (plan.grow) {
+      // With the line's context: the next keystroke on the line finds it cached after the growth too.
+      const tokens = [...this.promptHead(plan.grow, line.snippets), ...plan.typed];
+      this.kv.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
+    } else if (lineLooksFinished(request, completion)) {
+      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
+    }
+  }
+
+  /**
+   * Prepares the start of a new line after the cursor's (as Enter would make it, with the same indentation): the
+   * gate's decision and context for it, and its prompt evaluated into the KV cache, in steps the next request
+   * interrupts. With Repoformer's layout the context follows the right context, so a new line re-evaluates all
+   * of it; prepared during the pause at the end of a line, the line start evaluates only what was typed on it.
+   */
+  private async prepareNextLine(request: CompletionRequest, signal: AbortSignal): Promise<void> {
+    const timed = timedSession(this.options.generator.session);
+    const next = newLineAfter(request);
+    const plan = this.planPrompt(next, false);
     if (!timed) return;
-    const controller = new AbortController();
-    this.kv.growth = controller;
-    this.kv.grown = new Promise((resolve) => {
-      const timer = setTimeout(
-        () =>
-          void timed
-            .prefill(tokens, controller.signal)
-            .catch(() => false)
-            .then(() => resolve()),
-        idleMs,
-      );
-      controller.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    // What the gate reads first, in steps: its own evaluation is then a token or two.
+    if (!(await timed.prefill(this.promptHead(plan.input, []), signal))) return;
+    const line = this.kv.line(plan.lineKey) ?? (await this.decideLine(next, plan, signal)).line;
+    if (signal.aborted) return;
+    this.kv.remember(line);
+    await timed.prefill(this.promptHead(plan.input, line.snippets), signal);
   }
 
   /**
@@ -448,25 +531,27 @@ export class CompletionEngine implements CompletionBackend {
    */
   warm(request: CompletionRequest): void {
     const { generator } = this.options;
-    if (!timedSession(generator.session)) return;
+    const timed = timedSession(generator.session);
+    if (!timed) return;
     const family = generator.info.family;
     const budget = this.budget('line');
     const lineStart = offsetOf(request.text, { line: request.cursor.line, character: 0 });
     const input = cutInput(generator, request, lineStart, lineStart, budget.leftTokens, budget.rightTokens);
     // What a request on this line evaluates first: the gate prefix, which its generation continues, or the prompt.
-    const prompt = family.hasGate ? renderGatePrefix(family, input) : renderPrompt(family, input);
-    this.kv.growth?.abort();
-    this.scheduleGrowth(generator, generator.promptTokens(prompt), 0);
+    const tokens = generator.promptTokens(
+      family.hasGate ? renderGatePrefix(family, input) : renderPrompt(family, input),
+    );
+    this.kv.schedule(0, (signal) => timed.prefill(tokens, signal));
   }
 
   /** Stops the background growth of the cached prompt (the model is about to be used for something else). */
   stopBackground(): void {
-    this.kv.growth?.abort();
+    this.kv.stopBackground();
   }
 
   /** Resolves when the background growth the last request scheduled has finished or stopped (what a pause allows). */
   settled(): Promise<void> {
-    return this.kv.grown;
+    return this.kv.settled();
   }
 
   /** The model that reads P(<cc>): the generator when it has the gate token, else the policy model. */
@@ -525,5 +610,29 @@ function postprocessContext(
     lineSuffix: current.slice(request.cursor.character),
     nextLines: lines.slice(request.cursor.line + 1),
     specialTokens,
+  };
+}
+
+/**
+ * The cursor is at the end of a line that ends as a statement or block does, or the model had nothing to add to
+ * it: the next thing typed is probably a new line.
+ */
+function lineLooksFinished(request: CompletionRequest, completion: string): boolean {
+  const line = request.text.split('\n')[request.cursor.line] ?? '';
+  const before = line.slice(0, request.cursor.character);
+  if (line.slice(request.cursor.character).trim() || !before.trim()) return false;
+  return FINISHED_LINE.test(before) || completion.trim() === '';
+}
+
+/** The request after Enter at the end of the cursor's line: a new line with the same indentation, nothing typed. */
+function newLineAfter(request: CompletionRequest): CompletionRequest {
+  const offset = offsetOf(request.text, request.cursor);
+  const line = request.text.split('\n')[request.cursor.line] ?? '';
+  const indent = line.slice(0, line.length - line.trimStart().length);
+  return {
+    ...request,
+    text: `${request.text.slice(0, offset)}\n${indent}${request.text.slice(offset)}`,
+    cursor: { line: request.cursor.line + 1, character: indent.length },
+    mode: 'line',
   };
 }

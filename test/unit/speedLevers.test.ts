@@ -150,6 +150,69 @@ describe('per-keystroke speed levers on the tiny model', function () {
     );
   });
 
+  /** The document with a new line after the cursor line, typed up to `typed` (the finished line above it). */
+  const newLine = (typed: string): CompletionRequest => {
+    const lines = text.split('\n');
+    const line = `${' '.repeat(indent())}${typed}`;
+    lines.splice(CURSOR_LINE + 1, 0, line);
+    return {
+      path: FILE,
+      text: lines.join('\n'),
+      cursor: { line: CURSOR_LINE + 1, character: line.length },
+      mode: 'line',
+    };
+  };
+  /** The cursor at the end of the finished cursor line (it ends with `;`). */
+  const lineEnd = (): CompletionRequest => typedTo(text.split('\n')[CURSOR_LINE].length);
+  /** The time budget on (it also enables the background work), but far above what any prompt here takes. */
+  const NO_CUT_MS = 60_000;
+
+  it('prepares the next line during a pause at the end of a finished line: its start evaluates only the typed part', async () => {
+    await model.session.reset();
+    const e = engine({ gate: 'always', firstPromptMs: NO_CUT_MS, layout: 'line' });
+    await e.complete(lineEnd());
+    await e.settled();
+    retrievals = 0;
+    const start = await e.complete(newLine('if'));
+    assert.ok(start.prompt.contextTokens > 0 && start.snippets.length > 0, 'with cross-file context');
+    assert.equal(retrievals, 0, 'retrieved during the pause');
+    // The same line start from an empty cache (its gate decision and context are known by now).
+    await model.session.reset();
+    const unprepared = await engine({ gate: 'always', firstPromptMs: NO_CUT_MS, layout: 'line' }).complete(
+      newLine('if'),
+    );
+    assert.equal(unprepared.prompt.tokens, start.prompt.tokens, 'the same prompt');
+    assert.ok(
+      start.prompt.evaluated <= 4,
+      `${start.prompt.evaluated} evaluated after the pause, ${unprepared.prompt.evaluated} without it`,
+    );
+    assert.ok(unprepared.prompt.evaluated > 100, `${unprepared.prompt.evaluated} evaluated without the pause`);
+  });
+
+  it('heuristic: decides once per line start, not per keystroke, even when the time budget grows the prompt', async () => {
+    await model.session.reset();
+    const trials: string[][] = [];
+    const e = engine({
+      gate: 'heuristic',
+      firstPromptMs: model.session.promptMsPerToken! * 20,
+      layout: 'line',
+      retrieve: async (r) => {
+        if (r.names) trials.push([...r.names]);
+        return retrieve(index, r);
+      },
+    });
+    const start = await e.complete(typedTo(indent() + 2));
+    await e.settled();
+    const keystrokes = [];
+    for (let k = 3; k <= 6; k++) keystrokes.push(await e.complete(typedTo(indent() + k)));
+    assert.ok(keystrokes[0].prompt.leftTokens > start.prompt.leftTokens, 'the prompt grew during the pause');
+    assert.equal(trials.length, 1, 'one trial retrieval (and draft) for the line');
+    for (const k of keystrokes) {
+      assert.equal(k.gate.score, start.gate.score, 'the line start decision');
+      assert.ok(k.timings.gateMs < 1, `${k.timings.gateMs} ms in the gate`);
+    }
+  });
+
   it('reports the median first-token time after five requests (the slow-machine notice)', () => {
     const stats = new CompletionStats();
     for (const ms of [1200, 1500, 1300, 1400]) stats.recordFirstToken(ms);

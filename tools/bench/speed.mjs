@@ -56,6 +56,8 @@ const pick = (k) => ({
   first_token_p50_ms: k.first_token_p50_ms,
   first_token_p95_ms: k.first_token_p95_ms,
   first_line_p50_ms: k.first_line_p50_ms,
+  line_start_evaluated_p50: k.line_start_evaluated_p50,
+  line_start_first_token_p50_ms: k.line_start_first_token_p50_ms,
 });
 const summary = {
   device: first?.device ?? 'cpu',
@@ -70,6 +72,8 @@ const summary = {
         prompt_tok_s: r.prompt_tok_s,
         gen_tok_s: r.gen_tok_s,
         keystroke: pick(r.keystroke),
+        keystroke_token_gate: pick(r.keystroke_token_gate),
+        keystroke_heuristic: pick(r.keystroke_heuristic),
         keystroke_cc: pick(r.keystroke_cc),
         gate_overhead_ratio: r.gate_overhead_ratio,
       },
@@ -89,11 +93,24 @@ for (const [name, r] of Object.entries(results)) {
     `| ${name} | ${r.load_ms} | ${r.rss_mb} | ${r.kv_mb} | ${r.forward_ms} | ${r.prompt_tok_s} | ${r.gen_tok_s} | ${k.evaluated_p50} | ${k.first_token_p50_ms} / ${k.first_token_p95_ms} | ${k.first_line_p50_ms} | ${c.evaluated_p50} (${c.context_tokens_p50} CC), ${c.first_token_p50_ms} | ${(r.gate_overhead_ratio * 100).toFixed(1)}% |`,
   );
 }
-lines.push('', 'line starts (first keystroke on a line) and first request per file (empty KV cache):');
+lines.push(
+  '',
+  'line starts (the first keystroke on a new line; p50 tokens evaluated, first token ms, pause at the line end before it ms):',
+);
+const replays = [
+  ['never', 'keystroke'],
+  ['token', 'keystroke_token_gate'],
+  ['heuristic', 'keystroke_heuristic'],
+  ['always (CC)', 'keystroke_cc'],
+];
 for (const [name, r] of Object.entries(results)) {
-  lines.push(
-    `  ${name}: line start evaluated p50 ${r.keystroke.line_start_evaluated_p50}, first token p50 ${r.keystroke.line_start_first_token_p50_ms} ms (with CC ${r.keystroke_cc.line_start_first_token_p50_ms} ms); cold first token ${r.cold_first_token_ms.join(', ')} ms`,
-  );
+  const starts = replays
+    .filter(([, key]) => r[key])
+    .map(
+      ([gate, key]) =>
+        `${gate} ${r[key].line_start_evaluated_p50}, ${r[key].line_start_first_token_p50_ms} (${r[key].line_end_pause_p50_ms})`,
+    );
+  lines.push(`  ${name}: ${starts.join('; ')}; cold first token ${r.cold_first_token_ms.join(', ')} ms`);
 }
 console.log(lines.join('\n'));
 mkdirSync(join(root, '.bench'), { recursive: true });
