@@ -219,7 +219,7 @@ async function typeAlong(
   };
   const service = new CompletionService(() => backend);
   await model.session.reset();
-  const samples: { evaluated: number; firstToken: number; shown: number; lineStart: boolean; context: number }[] = [];
+  const samples: KeystrokeSample[] = [];
   const cold: number[] = [];
   const pauses: number[] = [];
   let lastPath: string | undefined;
@@ -261,49 +261,33 @@ async function typeAlong(
   }
   engine.stopBackground();
   await engine.settled();
+  return { cold, score: keystrokeScore(samples, pauses) };
+}
+
+/** One measured keystroke of the replay. */
+interface KeystrokeSample {
+  evaluated: number;
+  firstToken: number;
+  shown: number;
+  lineStart: boolean;
+  context: number;
+}
+
+/** The replay's percentiles: every keystroke, line starts apart, and the pauses at line ends. */
+function keystrokeScore(samples: readonly KeystrokeSample[], pauses: readonly number[]): KeystrokeScore {
   const starts = samples.filter((s) => s.lineStart);
+  const p = (list: readonly KeystrokeSample[], pick: (s: KeystrokeSample) => number, q: number): number =>
+    percentile(list.map(pick), q);
   return {
-    cold,
-    score: {
-      keystrokes: samples.length,
-      evaluated_p50: percentile(
-        samples.map((s) => s.evaluated),
-        50,
-      ),
-      first_token_p50_ms: round(
-        percentile(
-          samples.map((s) => s.firstToken),
-          50,
-        ),
-      ),
-      first_token_p95_ms: round(
-        percentile(
-          samples.map((s) => s.firstToken),
-          95,
-        ),
-      ),
-      first_line_p50_ms: round(
-        percentile(
-          samples.map((s) => s.shown),
-          50,
-        ),
-      ),
-      line_start_evaluated_p50: percentile(
-        starts.map((s) => s.evaluated),
-        50,
-      ),
-      line_start_first_token_p50_ms: round(
-        percentile(
-          starts.map((s) => s.firstToken),
-          50,
-        ),
-      ),
-      line_end_pause_p50_ms: round(percentile(pauses, 50)),
-      context_tokens_p50: percentile(
-        samples.map((s) => s.context),
-        50,
-      ),
-    },
+    keystrokes: samples.length,
+    evaluated_p50: p(samples, (s) => s.evaluated, 50),
+    first_token_p50_ms: round(p(samples, (s) => s.firstToken, 50)),
+    first_token_p95_ms: round(p(samples, (s) => s.firstToken, 95)),
+    first_line_p50_ms: round(p(samples, (s) => s.shown, 50)),
+    line_start_evaluated_p50: p(starts, (s) => s.evaluated, 50),
+    line_start_first_token_p50_ms: round(p(starts, (s) => s.firstToken, 50)),
+    line_end_pause_p50_ms: round(percentile([...pauses], 50)),
+    context_tokens_p50: p(samples, (s) => s.context, 50),
   };
 }
 

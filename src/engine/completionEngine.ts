@@ -26,7 +26,7 @@ import {
 } from '../model/promptBudget';
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
-import { offsetOf } from '../retrieval/cursor';
+import { offsetOf } from '../index/cursor';
 import { ModelState, type LineState } from './modelState';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
 
