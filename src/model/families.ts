@@ -13,6 +13,7 @@
  */
 import type { Snippet } from '../retrieval/types';
 import { renderCommentBlocks } from '../retrieval/verbalize';
+import { FIM_MARKERS, type FimMarkers } from './fimMarkers';
 
 export type SpecialRole = 'fimPrefix' | 'fimSuffix' | 'fimMiddle' | 'eot' | 'eof' | 'cc' | 'fileSep' | 'repoName';
 
@@ -88,18 +89,12 @@ export interface PromptInput {
   context?: readonly Snippet[];
 }
 
-const STARCODER_FIM = {
-  fimPrefix: ['<fim_prefix>'],
-  fimSuffix: ['<fim_suffix>'],
-  fimMiddle: ['<fim_middle>'],
-  eot: ['<|endoftext|>'],
-} as const;
+/** A family's FIM roles from its marker texts (src/model/fimMarkers.ts). */
+const fimRoles = (m: FimMarkers) => ({ fimPrefix: [m.prefix], fimSuffix: [m.suffix], fimMiddle: [m.middle] });
 
-const QWEN_FIM = {
-  fimPrefix: ['<|fim_prefix|>'],
-  fimSuffix: ['<|fim_suffix|>'],
-  fimMiddle: ['<|fim_middle|>'],
-} as const;
+const STARCODER_FIM = { ...fimRoles(FIM_MARKERS.starcoder), eot: ['<|endoftext|>'] };
+
+const QWEN_FIM = fimRoles(FIM_MARKERS.qwen);
 
 const REPOFORMER_SOURCE =
   'amazon-science/Repoformer repo_eval/eval_vllm_repoformer.py: <fim_prefix>L<fim_suffix>R<eof>, then <cc>CC<fim_middle> or <fim_middle>; P(<cc>) is read at id 49152';
@@ -178,9 +173,7 @@ export const FAMILIES: readonly ModelFamily[] = [
     id: 'deepseek-coder',
     label: 'DeepSeek-Coder',
     tokens: {
-      fimPrefix: ['<｜fim▁begin｜>'],
-      fimSuffix: ['<｜fim▁hole｜>'],
-      fimMiddle: ['<｜fim▁end｜>'],
+      ...fimRoles(FIM_MARKERS.deepseek),
       eot: ['<｜end▁of▁sentence｜>'],
     },
     order: 'psm',
@@ -192,7 +185,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   {
     id: 'codellama',
     label: 'Code Llama',
-    tokens: { fimPrefix: ['▁<PRE>'], fimSuffix: ['▁<SUF>'], fimMiddle: ['▁<MID>'], eot: ['▁<EOT>'] },
+    tokens: { ...fimRoles(FIM_MARKERS.codellama), eot: ['▁<EOT>'] },
     order: 'psm',
     context: 'comment-blocks',
     requires: [],
@@ -202,7 +195,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   {
     id: 'codestral',
     label: 'Codestral',
-    tokens: { fimPrefix: ['[PREFIX]'], fimSuffix: ['[SUFFIX]'], fimMiddle: ['[MIDDLE]'], eot: ['</s>'] },
+    tokens: { ...fimRoles(FIM_MARKERS.mistral), eot: ['</s>'] },
     order: 'spm',
     context: 'comment-blocks',
     requires: [],

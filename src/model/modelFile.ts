@@ -5,6 +5,7 @@
  */
 import { promises as fs } from 'fs';
 import { GgufError, controlTokens, readGguf, type GgufHeader, type GgufTensorInfo } from './gguf';
+import { FIM_MARKERS_TRIED } from './fimMarkers';
 
 export type ModelFileErrorCode =
   | 'missing'
@@ -246,45 +247,12 @@ export function tensorByteSize(tensor: Pick<GgufTensorInfo, 'dims' | 'type'>): n
   return (row / perBlock) * bytes * rest.reduce((a, b) => a * b, 1);
 }
 
-/**
- * Token texts that llama.cpp (llama-vocab.cpp) recognises as FIM markers when the ids are not in the metadata,
- * plus Mistral's bracketed ones.
- */
+/** The FIM marker texts by role, in the order they are tried. */
 const FIM_TEXTS = {
-  prefix: [
-    '<|fim_prefix|>',
-    '<fim-prefix>',
-    '<fim_prefix>',
-    '<｜fim▁begin｜>',
-    '<PRE>',
-    '▁<PRE>',
-    '<|code_prefix|>',
-    '<|prefix|>',
-    '[PREFIX]',
-  ],
-  suffix: [
-    '<|fim_suffix|>',
-    '<fim-suffix>',
-    '<fim_suffix>',
-    '<｜fim▁hole｜>',
-    '<SUF>',
-    '▁<SUF>',
-    '<|code_suffix|>',
-    '<|suffix|>',
-    '[SUFFIX]',
-  ],
-  middle: [
-    '<|fim_middle|>',
-    '<fim-middle>',
-    '<fim_middle>',
-    '<｜fim▁end｜>',
-    '<MID>',
-    '▁<MID>',
-    '<|code_middle|>',
-    '<|middle|>',
-    '[MIDDLE]',
-  ],
-} as const;
+  prefix: FIM_MARKERS_TRIED.map((m) => m.prefix),
+  suffix: FIM_MARKERS_TRIED.map((m) => m.suffix),
+  middle: FIM_MARKERS_TRIED.map((m) => m.middle),
+};
 
 /** The metadata keys of the FIM ids, current and deprecated. */
 const FIM_KEYS = {
