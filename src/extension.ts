@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { activateRepoGate } from './vscode/activate';
+import { activateRepoGate, type FaultHooks } from './vscode/activate';
 
-export function activate(context: vscode.ExtensionContext): void {
-  activateRepoGate(context);
+export function activate(context: vscode.ExtensionContext): FaultHooks | undefined {
+  return activateRepoGate(context);
 }
 
 export function deactivate(): void {

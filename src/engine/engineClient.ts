@@ -81,6 +81,8 @@ export class EngineClient {
   constructor(
     private readonly onState: (state: RemoteModelState) => void = () => undefined,
     private readonly log: (line: string) => void = () => undefined,
+    /** The engine process ended without being asked to (killed, crashed); its state is already an error. */
+    private readonly onExit: (reason: string) => void = () => undefined,
   ) {}
 
   get state(): RemoteModelState {
@@ -125,6 +127,9 @@ export class EngineClient {
     const child = this.child;
     if (!child) return;
     this.send({ op: 'dispose' });
+    // Let go of it first: its exit is then an asked-for one, neither an error state nor a reason to restart.
+    this.child = undefined;
+    this.pending.rejectAll(new Error('the engine was closed'));
     const timer = setTimeout(() => child.kill(), DISPOSE_TIMEOUT_MS);
     await child.exited;
     clearTimeout(timer);
@@ -154,6 +159,7 @@ export class EngineClient {
             hint: 'Reload the model (RepoGate: Select Model…) or see the log.',
           });
         }
+        this.onExit(reason);
       },
     });
     this.child = child;

@@ -28,13 +28,16 @@ function workerScript(): string {
 }
 
 /**
- * The index in a worker thread, behind promises. If the worker dies, pending calls fail with its error and
- * the next call starts a fresh worker (which must be rebuilt): the host never crashes with it.
+ * The index in a worker thread, behind promises. If the worker dies, pending calls fail with its error,
+ * `onLost` is told, and the next call starts a fresh, empty worker (which must be rebuilt): the host never
+ * crashes with it.
  */
 export class IndexClient {
   private worker: Worker | undefined;
   private readonly requests = new PendingRequests<unknown>();
   onProgress: (done: number, total: number) => void = () => undefined;
+  /** The worker ended by itself (a crash, out of memory, killed); not called after `dispose`. */
+  onLost: (reason: string) => void = () => undefined;
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
@@ -48,8 +51,11 @@ export class IndexClient {
       },
     );
     const fail = (error: Error): void => {
+      // 'error' is followed by 'exit', and a disposed worker has already been let go: report each loss once.
+      if (this.worker !== worker) return;
       this.worker = undefined;
       this.requests.rejectAll(error);
+      this.onLost(error.message);
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`index worker exited with code ${code}`)));
@@ -99,6 +105,12 @@ export class IndexClient {
   async dispose(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    this.requests.rejectAll(new Error('the index was closed'));
     await worker?.terminate();
+  }
+
+  /** Fault injection for the editor-level fault suite: ends the worker as a crash would. */
+  async crashWorker(): Promise<void> {
+    await this.worker?.terminate();
   }
 }

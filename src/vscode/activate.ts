@@ -1,15 +1,16 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
+import { watch, type FSWatcher } from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
-import { DEFAULTS } from '../defaults';
 import { CompletionService } from '../engine/completionService';
 import { EngineClient } from '../engine/engineClient';
 import { describeModel } from '../engine/explain';
 import type { ModelRequest } from '../engine/modelHost';
 import { IndexClient } from '../retrieval/indexClient';
-import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
-import { offerFirstModel, registerCommands, type CommandHost } from './commands';
+import { API_KEY_SECRET, offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { InlineProvider } from './provider';
 import { readSettings, type RepoGateSettings } from './settings';
+import { RestartBudget } from './restartBudget';
 import { StatusBar } from './statusBar';
 
 /** Settings whose change needs the models reloaded; the others apply to the next request. */
@@ -24,8 +25,20 @@ const MODEL_SETTINGS = [
   'serverModel',
 ];
 
-/** The inference server's API key in the editor's secret storage: never in settings, never in the log. */
-const API_KEY_SECRET = 'repogate.serverApiKey';
+/**
+ * What the editor-level fault suite (test/integration) cannot do from outside: the index worker is a thread of the
+ * extension host, so no signal reaches it alone. Exported only when the suite sets FAULT_HOOKS_ENV.
+ */
+export interface FaultHooks {
+  crashIndexWorker(): Promise<void>;
+}
+const FAULT_HOOKS_ENV = 'REPOGATE_FAULT_HOOKS';
+
+/** A part that dies by itself is restarted up to this often per window; more means it will not stay up. */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+/** A model file is reloaded this long after its last change on disk: a copy or download lands in many writes. */
+const MODEL_FILE_SETTLE_MS = 500;
 
 /**
  * The composition root of the editor side: the index in a worker thread, the models and the completion engine
@@ -33,7 +46,7 @@ const API_KEY_SECRET = 'repogate.serverApiKey';
  * commands. This side only translates VS Code events; no indexing or model work runs on the extension host's
  * event loop.
  */
-export function activateRepoGate(context: vscode.ExtensionContext): void {
+export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks | undefined {
   const log = vscode.window.createOutputChannel('RepoGate', { log: true });
   const client = new IndexClient();
   const statusBar = new StatusBar();
@@ -42,6 +55,14 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   let indexing: { done: number; total: number } | undefined;
   let indexInfo: { files: number; symbols: number } | undefined;
   let lastServerProblem: string | undefined;
+  let cacheSaveWarned = false;
+  const engineRestarts = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
+  const indexRestarts = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
+  /** A warning the user sees, with the same words in the log. */
+  const notify = (message: string): void => {
+    log.warn(message);
+    void vscode.window.showWarningMessage(`RepoGate: ${message}`);
+  };
 
   const render = (): void =>
     statusBar.render({
@@ -67,6 +88,18 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
       lastServerProblem = state.kind === 'ready' ? problem?.message : undefined;
     },
     (line) => log.trace(`engine: ${line}`),
+    (reason) => {
+      if (engineRestarts.take()) {
+        notify(`the engine process stopped (${reason}); it was restarted with the same model.`);
+        void loadModels();
+      } else {
+        log.error(`the engine process stopped (${reason}) again; it is left stopped`);
+        void vscode.window.showErrorMessage(
+          `RepoGate: the engine process stopped ${MAX_RESTARTS + 1} times within ${RESTART_WINDOW_MS / 1000} s; ` +
+            'it is left stopped. Reload the model (RepoGate: Select Model…) or see the log.',
+        );
+      }
+    },
   );
   const configureEngine = (): void => {
     const retrieval = folder !== undefined && vscode.workspace.isTrusted;
@@ -98,6 +131,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     service.cache.clear();
     const request = modelRequest(settings);
     if (request.server) request.server.apiKey = (await context.secrets.get(API_KEY_SECRET)) || undefined;
+    watchModelFiles(request);
     const state = await engine.load(request);
     if (state.kind === 'error') {
       const choice = await vscode.window.showErrorMessage(`RepoGate: ${state.message}`, 'Select Model…', 'Show Log');
@@ -106,12 +140,30 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     }
   };
 
-  const indexSettings = (): { excludeGlobs: string[]; secretGlobs: string[] } => {
-    const c = vscode.workspace.getConfiguration('repogate');
-    return {
-      excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])],
-      secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
-    };
+  // A model file replaced or rewritten on disk (a new download, a copy) is reloaded, so that a broken file gives
+  // its error now and a repaired one is used without a restart.
+  let modelWatchers: FSWatcher[] = [];
+  let modelFileTimer: NodeJS.Timeout | undefined;
+  const watchModelFiles = (request: ModelRequest): void => {
+    for (const watcher of modelWatchers) watcher.close();
+    const files = [request.generator?.modelPath, request.policyModel?.modelPath].filter((f): f is string => !!f);
+    modelWatchers = files.flatMap((file) => {
+      try {
+        const watcher = watch(path.dirname(file), (_event, name) => {
+          if (name !== path.basename(file)) return;
+          clearTimeout(modelFileTimer);
+          modelFileTimer = setTimeout(() => {
+            log.info(`model file changed on disk: ${file}; reloading it`);
+            void loadModels();
+          }, MODEL_FILE_SETTLE_MS);
+        });
+        watcher.on('error', () => watcher.close());
+        return [watcher];
+      } catch {
+        // A folder that cannot be watched (gone, no permission): the load itself reports what is wrong.
+        return [];
+      }
+    });
   };
 
   const reindex = async (fresh: boolean): Promise<void> => {
@@ -147,11 +199,26 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
             root: folder.uri.fsPath,
             cacheDir: context.storageUri?.fsPath,
             fresh,
-            ...indexSettings(),
+            excludeGlobs: settings.excludeGlobs,
+            secretGlobs: settings.secretGlobs,
           });
           indexInfo = { files: report.files, symbols: report.symbols };
           const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
-          log.info(`${message}; event loop max delay ${(delay.max / 1e6).toFixed(1)} ms`);
+          const cache = report.cache.ok ? 'loaded' : report.cache.reason;
+          log.info(
+            `${message}; event loop max delay ${(delay.max / 1e6).toFixed(1)} ms; ${report.parsed} parsed; cache: ${cache}`,
+          );
+          if (!report.cache.ok && !CACHE_ABSENT.includes(report.cache.reason))
+            log.warn(`index cache discarded (${report.cache.reason}); every file was parsed again`);
+          if (report.saveError) {
+            const problem = `could not save the index cache (${report.saveError})`;
+            if (cacheSaveWarned) log.warn(problem);
+            else
+              notify(
+                `${problem}. The index stays in memory; the next start parses every file again. Free disk space to keep it.`,
+              );
+            cacheSaveWarned = true;
+          }
           void client.calibration().then(
             (done) => {
               if (!done) return;
@@ -181,25 +248,24 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
     );
   };
 
+  client.onLost = (reason) => {
+    if (!indexRestarts.take()) {
+      log.error(`the index worker stopped (${reason}) again; it is left stopped until "RepoGate: Reindex Repository"`);
+      return;
+    }
+    log.warn(`the index worker stopped (${reason}); rebuilding the index from its cache`);
+    void reindex(false);
+  };
+
   const host: CommandHost = { context, log, service, engine, reindex: () => reindex(true) };
   context.subscriptions.push(
     log,
     statusBar,
     { dispose: () => void client.dispose() },
     { dispose: () => void engine.dispose() },
+    { dispose: () => modelWatchers.forEach((watcher) => watcher.close()) },
+    { dispose: () => clearTimeout(modelFileTimer) },
     ...registerCommands(host),
-    vscode.commands.registerCommand('repogate.setServerApiKey', async () => {
-      const key = await vscode.window.showInputBox({
-        title: 'RepoGate: server API key',
-        prompt: 'Sent as a bearer token to "repogate.serverUrl"; kept in the secret storage. Empty removes it.',
-        password: true,
-        ignoreFocusOut: true,
-      });
-      if (key === undefined) return;
-      if (key) await context.secrets.store(API_KEY_SECRET, key.trim());
-      else await context.secrets.delete(API_KEY_SECRET);
-      log.info(key ? 'server API key stored in the secret storage' : 'server API key removed');
-    }),
     context.secrets.onDidChange((event) => {
       if (event.key === API_KEY_SECRET && settings.engine !== 'local') void loadModels();
     }),
@@ -231,7 +297,11 @@ export function activateRepoGate(context: vscode.ExtensionContext): void {
   void loadModels().then(() => {
     if (engine.state.kind === 'no-model') void offerFirstModel(host);
   });
+  return process.env[FAULT_HOOKS_ENV] === '1' ? { crashIndexWorker: () => client.crashWorker() } : undefined;
 }
+
+/** Cache load outcomes that are not a problem: there was none yet, or the build did not ask for it. */
+const CACHE_ABSENT = ['no cache', 'disabled'];
 
 function modelRequest(settings: RepoGateSettings): ModelRequest {
   const common = { threads: settings.threads, gpuLayers: settings.gpuLayers, contextSize: settings.contextSize };

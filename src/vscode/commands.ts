@@ -17,6 +17,8 @@ export interface CommandHost {
   reindex(): Promise<void>;
 }
 
+/** The inference server's API key in the editor's secret storage: never in settings, never in the log. */
+export const API_KEY_SECRET = 'repogate.serverApiKey';
 const RECENT_MODELS_KEY = 'repogate.recentModels';
 const MAX_RECENT_MODELS = 8;
 
@@ -278,6 +280,19 @@ async function menu(host: CommandHost): Promise<void> {
   host.log.trace(`menu: ${picked?.label ?? 'dismissed'}`);
 }
 
+async function setServerApiKey(host: CommandHost): Promise<void> {
+  const key = await vscode.window.showInputBox({
+    title: 'RepoGate: server API key',
+    prompt: 'Sent as a bearer token to "repogate.serverUrl"; kept in the secret storage. Empty removes it.',
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (key === undefined) return;
+  if (key) await host.context.secrets.store(API_KEY_SECRET, key.trim());
+  else await host.context.secrets.delete(API_KEY_SECRET);
+  host.log.info(key ? 'server API key stored in the secret storage' : 'server API key removed');
+}
+
 export function registerCommands(host: CommandHost): vscode.Disposable[] {
   const register = (id: string, run: () => Promise<void> | void): vscode.Disposable =>
     vscode.commands.registerCommand(id, run);
@@ -291,6 +306,7 @@ export function registerCommands(host: CommandHost): vscode.Disposable[] {
     register('repogate.selectGate', selectGate),
     register('repogate.showLog', () => host.log.show()),
     register('repogate.menu', () => menu(host)),
+    register('repogate.setServerApiKey', () => setServerApiKey(host)),
   ];
 }
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { DEFAULTS } from '../defaults';
 import type { GatePolicyName } from '../gate/gate';
+import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { isGatePolicy } from '../gate/gate';
 import type { RemoteEngine } from '../model/tokenModel';
 
@@ -26,6 +27,8 @@ export interface RepoGateSettings {
   maxLines: number;
   enabledLanguages: string[];
   secretGlobs: string[];
+  /** The built-in exclusions (dependencies, build output) followed by the user's. */
+  excludeGlobs: string[];
 }
 
 /** Zero means "the default" for numeric settings that have a computed default. */
@@ -59,5 +62,6 @@ export function readSettings(): RepoGateSettings {
     maxLines: c.get<number>('maxLines', DEFAULTS.maxLines),
     enabledLanguages: c.get<string[]>('enabledLanguages', [...DEFAULTS.enabledLanguages]),
     secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
+    excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])],
   };
 }

@@ -8,7 +8,7 @@
 // smoke-test driver enabled, which code-server has no flag for, so the page's configuration is amended as the
 // page reads it.
 // Usage: node test/integration/codeServer.mjs   (builds dist/ and out/ first)
-// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_IT_TIMEOUT_S (whole run, default 600),
+// Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_IT_TIMEOUT_S (whole run, default 1200),
 // CHROMIUM (default /usr/bin/chromium), REPOGATE_IT_EXTENSION (the extension folder to test, default the repository). Prints one line per test and `N passed, N failed`; exits 1 on failure.
 import { execFileSync } from 'child_process';
 import { existsSync } from 'fs';
@@ -28,8 +28,10 @@ import {
 
 const require = createRequire(join(root, 'package.json'));
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const timeoutMs = Number(process.env.REPOGATE_IT_TIMEOUT_S ?? 600) * 1000;
+const timeoutMs = Number(process.env.REPOGATE_IT_TIMEOUT_S ?? 1200) * 1000;
 const started = Date.now();
+/** The workbench page's first load; Playwright's default (30 s) is too short on a busy 2-core machine. */
+const PAGE_LOAD_MS = 120_000;
 const say = (line) =>
   console.log(`[integration/code-server ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
 
@@ -107,6 +109,7 @@ try {
   ];
   await page.goto(
     `http://${host}/?folder=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
+    { timeout: PAGE_LOAD_MS },
   );
   say('workbench opened; the suite runs in the extension host');
   let timer;

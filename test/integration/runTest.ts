@@ -45,7 +45,7 @@ export interface SuiteResult {
   passed: number;
   failed: number;
   pending: number;
-  tests: { title: string; state: string; durationMs?: number; error?: string }[];
+  tests: { title: string; state: string; durationMs?: number; error?: string; notes?: string[] }[];
 }
 
 /** The user settings of the run: the tiny model, no trust prompt, nothing else that could write ghost text or go online. */
@@ -57,6 +57,8 @@ export function userSettings(modelPath: string): Record<string, unknown> {
     'security.workspace.trust.enabled': false,
     'chat.disableAIFeatures': true,
     'editor.inlineSuggest.enabled': true,
+    // Edited buffers are never saved by the editor: the suites check that the workspace stays as it was copied.
+    'files.autoSave': 'off',
     'workbench.startupEditor': 'none',
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'workbench.enableExperiments': false,
@@ -182,7 +184,14 @@ export function prepareRun(): RunFolders {
 
 /** The environment the suite runs with (extension host). */
 export function suiteEnv(folders: RunFolders): Record<string, string> {
-  return { REPOGATE_IT_RESULT: folders.resultFile, REPOGATE_IT_MODEL: model };
+  return {
+    REPOGATE_IT_RESULT: folders.resultFile,
+    REPOGATE_IT_MODEL: model,
+    REPOGATE_IT_FIXTURE: fixture,
+    REPOGATE_IT_USER_DATA: folders.userData,
+    // The fault suite ends the index worker through the extension's fault hooks (src/vscode/activate.ts).
+    REPOGATE_FAULT_HOOKS: '1',
+  };
 }
 
 /**
@@ -208,6 +217,7 @@ export function report(folders: RunFolders, problem?: unknown): number {
     console.log(
       `  ${mark} ${t.title}${t.durationMs === undefined ? '' : ` (${t.durationMs} ms)`}${t.error ? `\n       ${t.error.split('\n').join('\n       ')}` : ''}`,
     );
+    for (const line of t.notes ?? []) console.log(`       ${line}`);
   }
   const ok = !problem && result.failed === 0 && result.passed > 0;
   if (problem) console.error(`integration: ${messageOf(problem)}`);

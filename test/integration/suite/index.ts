@@ -6,16 +6,20 @@
 import { readdirSync, writeFileSync } from 'fs';
 import Mocha from 'mocha';
 import * as path from 'path';
+import { takeNotes } from './helpers';
 
 interface TestOutcome {
   title: string;
   state: 'passed' | 'failed' | 'pending';
   durationMs?: number;
   error?: string;
+  notes?: string[];
 }
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 180_000, reporter: 'spec' });
+  // REPOGATE_IT_GREP runs only the tests whose full titles match (e.g. "recovers from faults").
+  const grep = process.env.REPOGATE_IT_GREP;
+  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 180_000, reporter: 'spec', ...(grep ? { grep } : {}) });
   const files = readdirSync(__dirname)
     .filter((name) => name.endsWith('.test.js'))
     .sort();
@@ -44,9 +48,16 @@ export function run(): Promise<void> {
       if (failures > 0) reject(new Error(`${failures} integration test${failures === 1 ? '' : 's'} failed`));
       else resolve();
     });
-    runner.on('pass', (test) => outcomes.push({ title: test.fullTitle(), state: 'passed', durationMs: test.duration }));
+    runner.on('pass', (test) =>
+      outcomes.push({ title: test.fullTitle(), state: 'passed', durationMs: test.duration, notes: takeNotes() }),
+    );
     runner.on('fail', (test, error: Error) =>
-      outcomes.push({ title: test.fullTitle(), state: 'failed', error: error.stack ?? error.message }),
+      outcomes.push({
+        title: test.fullTitle(),
+        state: 'failed',
+        error: error.stack ?? error.message,
+        notes: takeNotes(),
+      }),
     );
     runner.on('pending', (test) => outcomes.push({ title: test.fullTitle(), state: 'pending' }));
   });
