@@ -7,7 +7,7 @@ import type { EngineClient } from '../engine/engineClient';
 import { GATE_POLICIES } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
-import { fetchAndConvert, REPOFORMER_SIZES, type RepoformerSize } from '../model/convert/hubCheckpoint';
+import { fetchAndConvert, REPOFORMER_SIZES, type RepoformerSize } from '../convert/hubCheckpoint';
 
 export interface CommandHost {
   context: vscode.ExtensionContext;
