@@ -566,15 +566,21 @@ export class CompletionEngine implements CompletionBackend {
     names?: string[],
   ): Promise<RetrievalResult | undefined> {
     if (!this.options.retrieve) return undefined;
-    return this.options.retrieve({
-      path: request.path,
-      text: request.text,
-      cursor: request.cursor,
-      draft,
-      recent: request.recent,
-      budget: this.options.contextBudget ?? DEFAULTS.contextBudget,
-      names,
-    });
+    try {
+      return await this.options.retrieve({
+        path: request.path,
+        text: request.text,
+        cursor: request.cursor,
+        draft,
+        recent: request.recent,
+        budget: this.options.contextBudget ?? DEFAULTS.contextBudget,
+        names,
+      });
+    } catch {
+      // The index is rebuilding or its worker was lost (the editor restarts it and says so): a completion without
+      // cross-file context beats none.
+      return undefined;
+    }
   }
 }
 

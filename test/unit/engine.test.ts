@@ -151,6 +151,19 @@ describe('completion engine with the tiny model', function () {
     assert.deepEqual(untrusted.snippets, []);
   });
 
+  it('completes without context when retrieval fails (the index rebuilding or its worker lost)', async () => {
+    const failing = engine({
+      gate: 'always',
+      retrieve: async () => {
+        throw new Error('index worker exited with code 1');
+      },
+    });
+    const result = await failing.complete(request);
+    assert.equal(result.gate.fire, true);
+    assert.deepEqual(result.snippets, []);
+    assert.equal(result.prompt.contextTokens, 0);
+  });
+
   it('stops at once when cancelled, and streams the first line as soon as it is complete', async () => {
     const controller = new AbortController();
     controller.abort();
