@@ -1,0 +1,147 @@
+/**
+ * Indexing the workspace from the editor: a build at start, on *Reindex Repository* and after the index worker
+ * was lost, with progress, cancellation, the event loop's longest wait, and what the cache did, in the log.
+ */
+import { monitorEventLoopDelay } from 'perf_hooks';
+import * as vscode from 'vscode';
+import type { BuildReport } from '../index/workspace';
+import type { IndexClient } from '../retrieval/indexClient';
+import { MAX_RESTARTS, RESTART_WINDOW_MS } from './models';
+import { RestartBudget } from './restartBudget';
+import type { RepoGateSettings } from './settings';
+
+/** Cache load outcomes that are not a problem: there was none yet, or the build did not ask for it. */
+const CACHE_ABSENT = ['no cache', 'disabled'];
+
+export interface IndexerHost {
+  context: vscode.ExtensionContext;
+  client: IndexClient;
+  folder: vscode.WorkspaceFolder | undefined;
+  log: vscode.LogOutputChannel;
+  settings: () => RepoGateSettings;
+  /** A warning the user sees, with the same words in the log. */
+  notify: (message: string) => void;
+  /** The status bar shows `indexing` and `indexInfo`. */
+  render: () => void;
+}
+
+export class WorkspaceIndexer {
+  /** Files done of the build in progress, if one is. */
+  indexing: { done: number; total: number } | undefined;
+  /** The last finished build's size. */
+  indexInfo: { files: number; symbols: number } | undefined;
+  private cacheSaveWarned = false;
+  private readonly restarts = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
+
+  constructor(private readonly host: IndexerHost) {
+    host.client.onLost = (reason) => this.workerLost(reason);
+  }
+
+  /** Builds the index (`fresh`: every file parsed again, as the command asks), when the workspace may be read. */
+  async reindex(fresh: boolean): Promise<void> {
+    const { folder, log } = this.host;
+    if (!folder) {
+      if (fresh) void vscode.window.showWarningMessage('RepoGate: open a folder to index it.');
+      return;
+    }
+    if (!vscode.workspace.isTrusted) {
+      log.warn('workspace is not trusted: its files are not indexed; completions run without retrieval');
+      if (fresh)
+        void vscode.window.showWarningMessage('RepoGate: this workspace is not trusted, so it is not indexed.');
+      return;
+    }
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'RepoGate: indexing', cancellable: true },
+      (progress, token) => this.build(folder, fresh, progress, token),
+    );
+  }
+
+  private async build(
+    folder: vscode.WorkspaceFolder,
+    fresh: boolean,
+    progress: vscode.Progress<{ message?: string; increment?: number }>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const { client, context, log, render } = this.host;
+    // Measures what indexing costs the editor: the longest the event loop waited during the build. The histogram
+    // records whole intervals between its timer's ticks, so its sampling period is part of every value: at 1 ms
+    // the max is the longest stall to within a millisecond (at 10 ms an idle loop already reads 10 ms).
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    let reported = 0;
+    client.onProgress = (done, total) => {
+      this.indexing = { done, total };
+      const percent = total ? (done / total) * 100 : 100;
+      progress.report({ message: `${done}/${total} files`, increment: percent - reported });
+      reported = percent;
+      render();
+    };
+    token.onCancellationRequested(() => void client.cancelBuild());
+    try {
+      const settings = this.host.settings();
+      const report = await client.build({
+        root: folder.uri.fsPath,
+        cacheDir: context.storageUri?.fsPath,
+        fresh,
+        excludeGlobs: settings.excludeGlobs,
+        secretGlobs: settings.secretGlobs,
+      });
+      this.built(report, delay.max / 1e6, fresh);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (message === 'cancelled') {
+        log.info('indexing cancelled (by the user, or replaced by a newer build)');
+      } else {
+        log.error(`indexing failed: ${message}`);
+        void vscode.window.showErrorMessage(`RepoGate: indexing failed: ${message}`);
+      }
+    } finally {
+      delay.disable();
+      this.indexing = undefined;
+      render();
+    }
+  }
+
+  /** A finished build: its size and cost in the log, a discarded or unsaved cache said, the calibration logged. */
+  private built(report: BuildReport, maxDelayMs: number, fresh: boolean): void {
+    const { log, notify } = this.host;
+    this.indexInfo = { files: report.files, symbols: report.symbols };
+    const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
+    const cache = report.cache.ok ? 'loaded' : report.cache.reason;
+    log.info(`${message}; event loop max delay ${maxDelayMs.toFixed(1)} ms; ${report.parsed} parsed; cache: ${cache}`);
+    if (!report.cache.ok && !CACHE_ABSENT.includes(report.cache.reason))
+      log.warn(`index cache discarded (${report.cache.reason}); every file was parsed again`);
+    if (report.saveError) {
+      const problem = `could not save the index cache (${report.saveError})`;
+      if (this.cacheSaveWarned) log.warn(problem);
+      else
+        notify(
+          `${problem}. The index stays in memory; the next start parses every file again. Free disk space to keep it.`,
+        );
+      this.cacheSaveWarned = true;
+    }
+    void this.host.client.calibration().then(
+      (done) => {
+        if (!done) return;
+        const recall = Object.entries(done.recall).map(([name, r]) => `${name} ${Math.round(r * 100)}%`);
+        log.info(
+          `retrieval calibrated on ${done.samples} lines of this repository in ${Math.round(done.ms)} ms: ` +
+            `${done.profile.name === 'fused' ? 'all retrievers fused' : `${done.profile.name} alone`} (${recall.join(', ')})`,
+        );
+      },
+      () => undefined,
+    );
+    if (fresh) void vscode.window.showInformationMessage(`RepoGate: ${message}.`);
+  }
+
+  /** The index worker died by itself: rebuilt from its cache, up to MAX_RESTARTS times a window. */
+  private workerLost(reason: string): void {
+    const { log } = this.host;
+    if (!this.restarts.take()) {
+      log.error(`the index worker stopped (${reason}) again; it is left stopped until "RepoGate: Reindex Repository"`);
+      return;
+    }
+    log.warn(`the index worker stopped (${reason}); rebuilding the index from its cache`);
+    void this.reindex(false);
+  }
+}
