@@ -56,6 +56,8 @@ const IMPORT_LINE =
   /^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\})\s+from\b|use\s|package\s)|\brequire\s*\(/;
 const LOCAL_IMPORT = /['"]\.\.?\//;
 const MAX_LOCAL_IMPORTS = 10;
+/** Imported names near the cursor are counted up to this: past a few, more says nothing new (the weights were fitted so). */
+const MAX_IMPORTED_NEAR = 4;
 /** Shorter lines (`});`, `break;`) say nothing about what the code around them needs. */
 const MIN_CODE_CHARS = 6;
 
@@ -178,7 +180,7 @@ export function heuristicFeatures(inputs: HeuristicInputs): HeuristicFeatures {
   const draftIds = identifiers(draftLine);
   const confidences = inputs.draft.confidences;
   return {
-    imported_near: Math.min(importedNear, 4),
+    imported_near: Math.min(importedNear, MAX_IMPORTED_NEAR),
     near_once: share(nearIds.filter((id) => (counts.get(id) ?? 0) <= 1).length, nearIds.length),
     imported_ratio: share(imported.size, counts.size),
     local_imports: Math.min(lines.filter((l) => IMPORT_LINE.test(l) && LOCAL_IMPORT.test(l)).length, MAX_LOCAL_IMPORTS),

@@ -12,6 +12,8 @@ const BURST_FACTOR = 2;
 const PAUSED_DEBOUNCE_FRACTION = 0.25;
 /** Cursor moves closer together than this (a held arrow key, a run of jumps) warm the engine once. */
 const WARM_DELAY_MS = 50;
+/** Weight of the newest gap in the typing pace's moving average: a few keystrokes change it, one does not. */
+const NEW_GAP_WEIGHT = 0.3;
 
 /**
  * Ghost text. Every request asks the cursor cache at once; on a miss it waits an adaptive debounce, then asks
@@ -39,7 +41,10 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     const now = performance.now();
     const gap = now - this.lastKeystroke;
     this.lastKeystroke = now;
-    this.typingGapMs = this.typingGapMs === Number.POSITIVE_INFINITY ? gap : 0.7 * this.typingGapMs + 0.3 * gap;
+    this.typingGapMs =
+      this.typingGapMs === Number.POSITIVE_INFINITY
+        ? gap
+        : (1 - NEW_GAP_WEIGHT) * this.typingGapMs + NEW_GAP_WEIGHT * gap;
   }
 
   /**
