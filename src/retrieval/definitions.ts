@@ -34,6 +34,14 @@ const MAX_MODULE_LINE = 90;
 const AMBIENT_WEIGHT = 0.45;
 /** A file's ambient declarations weigh in proportion to their count, in full from this many: a file of globals. */
 const AMBIENT_FULL_AT = 4;
+/** `this.`/`super.` inside a class reaches its supertypes' members: at least this weight, even before it is typed. */
+const MIN_SELF_WEIGHT = 0.3;
+/** A supertype's outline weighs a little under the class's own anchor: the class's own members come first. */
+const SUPERTYPE_SHARE = 0.9;
+/** First-hop definitions whose signatures are followed to the types they name: the best few, to bound the work. */
+const SECOND_HOP_SOURCES = 6;
+/** Top-level types a namespace import offers: a module's main types, not every one of a large module. */
+const MAX_MODULE_TYPES = 8;
 /**
  * Characters around the cursor read for local declarations: the function being written and its neighbours, not the
  * rest of a 5,000-line file (whose locals of the same name are other variables).
@@ -123,10 +131,13 @@ export class DefinitionRetriever {
     }
     if (enclosing) {
       // `this.` and `super.` reach inherited members: the supertypes' outlines matter even before they are typed.
-      const selfWeight = Math.max(0.3, ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight));
+      const selfWeight = Math.max(
+        MIN_SELF_WEIGHT,
+        ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight),
+      );
       for (const superName of supertypes(enclosing.signature)) {
         for (const ref of this.resolveName(superName, this.facts.path))
-          this.offer(ref, selfWeight * 0.9, `supertype of ${enclosing.name}`);
+          this.offer(ref, selfWeight * SUPERTYPE_SHARE, `supertype of ${enclosing.name}`);
       }
     }
     if (this.facts.language !== 'text') {
@@ -146,7 +157,7 @@ export class DefinitionRetriever {
         this.offer(first, weight, 'repository-wide ambient declarations', chunk);
       }
     }
-    for (const hit of firstHop.sort((a, b) => b.score - a.score).slice(0, 6)) {
+    for (const hit of firstHop.sort((a, b) => b.score - a.score).slice(0, SECOND_HOP_SOURCES)) {
       if (hit.chunk.kind !== 'outline' && hit.chunk.kind !== 'function' && hit.chunk.kind !== 'method') continue;
       for (const typeName of typeNamesOf(hit.chunk.text)) {
         for (const ref of this.resolveName(typeName, hit.chunk.path)) {
@@ -404,7 +415,7 @@ export class DefinitionRetriever {
     if (!facts) return [];
     return facts.symbols
       .filter((s) => !s.container && s.exported && TYPE_KINDS.has(s.kind))
-      .slice(0, 8)
+      .slice(0, MAX_MODULE_TYPES)
       .map((symbol) => ({ path: file, symbol }));
   }
 
