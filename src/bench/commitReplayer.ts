@@ -15,11 +15,12 @@ import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, FileRefresher, type BuildReport } from '../index/workspace';
 import { RECENT_FILE_CHARS, RECENT_FILES } from '../retrieval/recent';
 import type { RecentFile } from '../retrieval/types';
+import { wordCounts } from '../index/tokenize';
 import { toTask, type Task } from './makeTasks';
 import { addedRows, changedPaths, extractTree, parentsOf, readObjects, writeFileIn } from './gitHistory';
 
 /** Why a commit gives no tasks (its changes still reach the index). */
-export type SkipCause = 'merge' | 'formatting';
+export type SkipCause = 'formatting';
 
 export interface ReplayTask {
   task: Task;
@@ -32,9 +33,19 @@ export interface ReplayedCommit {
   skipped?: SkipCause;
   /** Indexed files the commit changed, added or deleted, in the order an editor would have touched them. */
   touched: string[];
-  /** Milliseconds of each index update (refresh or removal) of an indexed file. */
+  /** Milliseconds of each index update (refresh or removal) of an indexed file the commit changed. */
   updateMs: number[];
+  /** Indexed files changed to bring the index from the last replayed commit to this one's parent (another branch). */
+  caughtUp: string[];
   tasks: ReplayTask[];
+}
+
+/** One move of the replayed tree and its index to another commit. */
+interface Move {
+  touched: string[];
+  updateMs: number[];
+  /** The indexed text of each touched file before the move (absent: the file was not indexed). */
+  before: Map<string, string>;
 }
 
 export class CommitReplayer {
@@ -67,17 +78,42 @@ export class CommitReplayer {
     return replayer;
   }
 
-  /** Applies the first-parent child `commit` of the last replayed commit, then cuts its tasks. */
+  /**
+   * Applies the non-merge `commit`, then cuts its tasks. Where its parent is not the last replayed commit (a pull
+   * request's first commit, branched elsewhere), the tree first moves to that parent, as a checkout would; that
+   * move is no edit and is not timed as one.
+   */
   async apply(commit: string): Promise<ReplayedCommit> {
-    const parent = this.head;
-    this.head = commit;
-    const changed = changedPaths(this.gitDir, parent, commit);
+    const [parent] = parentsOf(this.gitDir, commit);
+    const caughtUp = parent === this.head ? [] : (await this.moveTo(parent)).touched;
+    const { touched, updateMs, before } = await this.moveTo(commit);
+    const order = this.editorOrder(touched);
+    const added = addedRows(this.gitDir, parent, commit);
+    if (added.formatting) return { commit, skipped: 'formatting', touched: order, updateMs, caughtUp, tasks: [] };
+    const tasks: ReplayTask[] = [];
+    for (const file of order) {
+      const rows = added.rows.get(file);
+      if (!rows?.size || !isProductSource(file) || !this.texts.has(file)) continue;
+      const recent = order
+        .filter((p) => p !== file && this.texts.has(p))
+        .reverse()
+        .slice(0, RECENT_FILES)
+        .map((p) => ({ path: p, text: this.texts.get(p)!.slice(0, RECENT_FILE_CHARS) }));
+      const mentioned = wordCounts(before.get(file) ?? '');
+      for (const task of await this.tasksOf(file, rows, commit, mentioned)) tasks.push({ task, recent });
+    }
+    return { commit, touched: order, updateMs, caughtUp, tasks };
+  }
+
+  /** Writes the files that differ between the last replayed commit and `target`, each reaching the index. */
+  private async moveTo(target: string): Promise<Move> {
+    const changed = changedPaths(this.gitDir, this.head, target);
+    this.head = target;
     const contents = readObjects(
       this.gitDir,
-      changed.map((c) => (c.status === 'D' ? '' : `${commit}:${c.path}`)).filter(Boolean),
+      changed.map((c) => (c.status === 'D' ? '' : `${target}:${c.path}`)).filter(Boolean),
     );
-    const touched: string[] = [];
-    const updateMs: number[] = [];
+    const move: Move = { touched: [], updateMs: [], before: new Map() };
     let next = 0;
     for (const change of changed) {
       const content = change.status === 'D' ? undefined : contents[next++];
@@ -89,28 +125,14 @@ export class CommitReplayer {
           ? this.index.remove(change.path)
           : (await this.refresher.refresh(change.path)) === 'updated' || this.index.files.has(change.path);
       const ms = performance.now() - started;
-      if (!indexed && !this.texts.has(change.path)) continue;
-      updateMs.push(ms);
-      touched.push(change.path);
+      const old = this.texts.get(change.path);
+      if (!indexed && old === undefined) continue;
+      move.updateMs.push(ms);
+      move.touched.push(change.path);
+      if (old !== undefined) move.before.set(change.path, old);
       await this.reread(change.path);
     }
-    const order = this.editorOrder(touched);
-    const parents = parentsOf(this.gitDir, commit);
-    if (parents.length > 1) return { commit, skipped: 'merge', touched: order, updateMs, tasks: [] };
-    const added = addedRows(this.gitDir, parent, commit);
-    if (added.formatting) return { commit, skipped: 'formatting', touched: order, updateMs, tasks: [] };
-    const tasks: ReplayTask[] = [];
-    for (const file of order) {
-      const rows = added.rows.get(file);
-      if (!rows?.size || !isProductSource(file) || !this.texts.has(file)) continue;
-      const recent = order
-        .filter((p) => p !== file && this.texts.has(p))
-        .reverse()
-        .slice(0, RECENT_FILES)
-        .map((p) => ({ path: p, text: this.texts.get(p)!.slice(0, RECENT_FILE_CHARS) }));
-      for (const task of await this.tasksOf(file, rows, commit)) tasks.push({ task, recent });
-    }
-    return { commit, touched: order, updateMs, tasks };
+    return move;
   }
 
   dispose(): void {
@@ -144,12 +166,21 @@ export class CommitReplayer {
     return order;
   }
 
-  /** The task lines of one changed file among the rows the commit added, cut as make-tasks cuts them. */
-  private async tasksOf(file: string, rows: ReadonlySet<number>, commit: string): Promise<Task[]> {
+  /**
+   * The task lines of one changed file among the rows the commit added, cut as make-tasks cuts them; a name the
+   * file's previous version never `mentioned` is novel on the row that first uses it (decision R25).
+   */
+  private async tasksOf(
+    file: string,
+    rows: ReadonlySet<number>,
+    commit: string,
+    mentioned: ReadonlyMap<string, number>,
+  ): Promise<Task[]> {
     const text = this.texts.get(file)!;
     const language = languageForPath(file)!;
     const tree = await this.parser.parse(file, language, text);
-    const found = questionLines(file, text, tree, language.id, (name) => this.index.declaredElsewhere(name, file));
+    const declaredElsewhere = (name: string): boolean => this.index.declaredElsewhere(name, file);
+    const found = questionLines(file, text, tree, language.id, declaredElsewhere, false, (n) => !mentioned.has(n));
     this.parser.forget(file);
     const repository = `${path.basename(this.root)}@${commit.slice(0, 10)}`;
     const tasks: Task[] = [];

@@ -1,5 +1,5 @@
 /**
- * What commit replay reads from a repository's git directory (bare or not): first-parent history, each commit's
+ * What commit replay reads from a repository's git directory (bare or not): its non-merge commits, each commit's
  * changed paths and added lines, and file contents. Read-only: nothing here writes to the git directory.
  */
 import { execFileSync } from 'child_process';
@@ -18,15 +18,22 @@ function git(gitDir: string, args: string[], input?: string): Buffer {
   });
 }
 
-/** `count` commits of first-parent history ending at `end`, oldest first, preceded by the commit they start from. */
-export function firstParentCommits(gitDir: string, end: string, count: number): { base: string; commits: string[] } {
-  const list = git(gitDir, ['rev-list', '--first-parent', `--max-count=${count + 1}`, end])
+/**
+ * The `count` newest non-merge commits reachable from `end`, oldest first in topological order (a pull request's
+ * commits in a row, each after its parents), and the commit the replay starts from: the oldest one's first parent.
+ * A repository that merges its pull requests has merge commits only on its first-parent line; their pull requests'
+ * own commits are what was written.
+ */
+export function replayCommits(gitDir: string, end: string, count: number): { base: string; commits: string[] } {
+  const commits = git(gitDir, ['rev-list', '--no-merges', '--topo-order', `--max-count=${count}`, end])
     .toString()
     .trim()
     .split('\n')
+    .filter(Boolean)
     .reverse();
-  if (list.length < count + 1) throw new Error(`${end} has only ${list.length - 1} commits before it`);
-  return { base: list[0], commits: list.slice(1) };
+  const base = commits.length ? parentsOf(gitDir, commits[0])[0] : undefined;
+  if (commits.length < count || !base) throw new Error(`${end} has only ${commits.length} non-merge commits before it`);
+  return { base, commits };
 }
 
 export function parentsOf(gitDir: string, commit: string): string[] {

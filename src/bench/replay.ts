@@ -15,7 +15,7 @@ import type { RetrievalRequest, RetrieverName } from '../retrieval/types';
 import { isHit, percentile, score, taskDocument, type RetrievalScore } from './bench';
 import { UsageError } from '../cli/cliError';
 import { CommitReplayer, type ReplayedCommit, type ReplayTask, type SkipCause } from './commitReplayer';
-import { firstParentCommits } from './gitHistory';
+import { replayCommits } from './gitHistory';
 
 export interface Spread {
   count: number;
@@ -27,7 +27,14 @@ export interface ReplayReport {
   gitDir: string;
   base: string;
   end: string;
-  commits: { replayed: number; skipped: Record<SkipCause, number>; withTasks: number; severalFiles: number };
+  /** `caughtUp`: commits whose parent was not the commit replayed before them (the tree first moved there). */
+  commits: {
+    replayed: number;
+    skipped: Record<SkipCause, number>;
+    withTasks: number;
+    severalFiles: number;
+    caughtUp: number;
+  };
   index: { files: number; symbols: number; chunks: number; build_ms: number };
   /** Milliseconds of the incremental updates: all of one commit's indexed files, and each file. */
   update: { perCommit: Spread; perFile: Spread };
@@ -65,7 +72,7 @@ type TimedPath = 'repogate' | 'noRecent' | 'jaccard' | 'bm25';
 
 /** What the replay counts while it applies commits and asks their tasks: hits and times per path, update times. */
 class ReplayTally {
-  readonly skipped: Record<SkipCause, number> = { merge: 0, formatting: 0 };
+  readonly skipped: Record<SkipCause, number> = { formatting: 0 };
   readonly perCommit: number[] = [];
   readonly perFile: number[] = [];
   readonly hits = { repogate: 0, noRecent: 0, jaccard: 0, bm25: 0, fused: 0, severalRepogate: 0, severalRecent: 0 };
@@ -77,6 +84,7 @@ class ReplayTally {
   several = 0;
   withTasks = 0;
   severalFiles = 0;
+  caughtUp = 0;
 
   constructor(
     private readonly replayer: CommitReplayer,
@@ -88,7 +96,8 @@ class ReplayTally {
   /** Counts one replayed commit and asks each of its cross tasks. */
   async commit(replayed: ReplayedCommit): Promise<void> {
     const { texts } = this.replayer;
-    for (const file of replayed.touched) this.baselines.replaceFile(file, texts.get(file));
+    for (const file of [...replayed.caughtUp, ...replayed.touched]) this.baselines.replaceFile(file, texts.get(file));
+    if (replayed.caughtUp.length) this.caughtUp++;
     if (replayed.updateMs.length) {
       this.perCommit.push(replayed.updateMs.reduce((a, b) => a + b, 0));
       this.perFile.push(...replayed.updateMs);
@@ -178,7 +187,7 @@ class ReplayTally {
 
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const { gitDir, budget, log } = options;
-  const { base, commits } = firstParentCommits(gitDir, options.end, options.commits);
+  const { base, commits } = replayCommits(gitDir, options.end, options.commits);
   log(`indexing ${base.slice(0, 10)} in ${options.workDir}`);
   const replayer = await CommitReplayer.start(gitDir, base, options.workDir);
   try {
@@ -199,6 +208,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
         skipped: tally.skipped,
         withTasks: tally.withTasks,
         severalFiles: tally.severalFiles,
+        caughtUp: tally.caughtUp,
       },
       index: {
         files: replayer.build.files,
@@ -245,7 +255,7 @@ export async function replayCommand(
       const c = report.commits;
       process.stdout.write(
         `${report.gitDir} ${report.base.slice(0, 10)}..${report.end.slice(0, 10)}: ${c.replayed} commits ` +
-          `(${c.skipped.merge} merges, ${c.skipped.formatting} formatting only), ${report.tasks.cross} cross tasks\n`,
+          `(${c.skipped.formatting} formatting only), ${report.tasks.cross} cross tasks\n`,
       );
       for (const [name, s] of Object.entries(report.retrieval)) {
         process.stdout.write(

@@ -7,7 +7,7 @@
  */
 import type { Tree } from 'web-tree-sitter';
 import { languageBuiltins } from './builtins';
-import { scanIdentifiers } from './lineIdentifiers';
+import { scanIdentifiers, type LineIdentifier } from './lineIdentifiers';
 import { shuffled } from './seededRandom';
 import { wordCounts } from './tokenize';
 
@@ -19,7 +19,10 @@ export interface QuestionLine {
   /** Zero-based row, and the column of its first non-blank character. */
   row: number;
   column: number;
-  /** Identifiers the rest of the line uses that the file never mentions elsewhere and another file declares. */
+  /**
+   * Identifiers the rest of the line uses that another file declares and the file never mentions elsewhere (in
+   * commit replay: or that the line is the first to use, the file's previous version never having mentioned them).
+   */
   novel: string[];
 }
 
@@ -60,7 +63,9 @@ function startsCode(tree: Tree, row: number, column: number, index: number): boo
 
 /**
  * The question lines of one parsed file, by kind (`crossOnly`: none of the infile kind, found faster).
- * `declaredElsewhere` says whether a file other than this one declares a name.
+ * `declaredElsewhere` says whether a file other than this one declares a name. `newToFile` (commit replay) says
+ * whether the file's previous version never mentioned a name: such a name is also novel on the first row that uses
+ * it, though the file now mentions it elsewhere (the import the same commit added, its later uses).
  */
 export function questionLines(
   file: string,
@@ -69,6 +74,7 @@ export function questionLines(
   languageId: string,
   declaredElsewhere: (name: string) => boolean,
   crossOnly = false,
+  newToFile?: (name: string) => boolean,
 ): Record<QuestionKind, QuestionLine[]> {
   const found: Record<QuestionKind, QuestionLine[]> = { cross: [], infile: [] };
   const builtins = languageBuiltins(languageId);
@@ -77,6 +83,7 @@ export function questionLines(
   const mayBeNovel = (name: string): boolean => !builtins.has(name) && declaredElsewhere(name);
   const rows = crossOnly ? crossCandidateRows(lines, totals, mayBeNovel) : undefined;
   const scan = scanIdentifiers(tree, languageId, rows);
+  const firstUse = newToFile ? firstUseRows(scan.identifiers) : undefined;
   let lineStart = 0;
   for (let row = 0; row < lines.length; lineStart += lines[row].length + 1, row++) {
     if (rows && !rows.has(row)) continue;
@@ -93,12 +100,22 @@ export function questionLines(
     const used = [...new Set(ids.filter((i) => i.role !== 'declared' && !declaredHere.has(i.name)).map((i) => i.name))];
     const onLine = wordCounts(rest);
     const inContext = (name: string): boolean => (totals.get(name) ?? 0) > (onLine.get(name) ?? 0);
-    const novel = used.filter((n) => !inContext(n) && mayBeNovel(n));
+    const firstUsedHere = (name: string): boolean => firstUse?.get(name) === row && newToFile!(name);
+    const novel = used.filter((n) => (!inContext(n) || firstUsedHere(n)) && mayBeNovel(n));
     if (!used.every((n) => inContext(n) || novel.includes(n))) continue;
     if (novel.length > 0) found.cross.push({ file, row, column, novel });
     else if (used.length >= 2) found.infile.push({ file, row, column, novel });
   }
   return found;
+}
+
+/** The row each name is first used on (declarations, imports among them, are no use). */
+function firstUseRows(identifiers: ReadonlyMap<number, readonly LineIdentifier[]>): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const row of [...identifiers.keys()].sort((a, b) => a - b)) {
+    for (const id of identifiers.get(row)!) if (id.role !== 'declared' && !first.has(id.name)) first.set(id.name, row);
+  }
+  return first;
 }
 
 /**

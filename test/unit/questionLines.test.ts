@@ -83,6 +83,39 @@ describe('question lines', () => {
       assert.deepStrictEqual(cross.infile, [], file);
     }
   });
+
+  it('in commit replay, also asks the first use of a name new to the file, though its import names it', async () => {
+    const file = 'src/report.ts';
+    const text = [
+      "import { tidyRecord } from './tidy';",
+      "import { UserRepo } from './repo';",
+      'export function report(repo: UserRepo, id: string) {',
+      '  const user = tidyRecord(repo, id);',
+      '  const again = tidyRecord(user, id);',
+      '  return repo.findByEmail(user);',
+      '}',
+    ].join('\n');
+    const language = languageForPath(file)!;
+    const tree = await parser.parse(file, language, text);
+    const elsewhere = (name: string) => ELSEWHERE.has(name);
+    const rows = (newToFile?: (name: string) => boolean) =>
+      questionLines(file, text, tree, language.id, elsewhere, false, newToFile).cross.map((l) => [l.row, l.novel]);
+    // The snapshot rule: the import mentions tidyRecord, so only findByEmail is novel.
+    assert.deepStrictEqual(rows(), [[5, ['findByEmail']]]);
+    // tidyRecord is new to the file: its first use (row 3) asks for it, its second use (row 4) does not.
+    assert.deepStrictEqual(
+      rows((name) => name === 'tidyRecord' || name === 'findByEmail'),
+      [
+        [3, ['tidyRecord']],
+        [5, ['findByEmail']],
+      ],
+    );
+    // A name the previous version already mentioned is asked only where the snapshot rule asks it.
+    assert.deepStrictEqual(
+      rows(() => false),
+      [[5, ['findByEmail']]],
+    );
+  });
 });
 
 describe('sampleLines', () => {
