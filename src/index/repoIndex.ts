@@ -101,13 +101,17 @@ export class RepoIndex {
     this.forgetResolutions();
   }
 
-  /** Parses and indexes one file's new text. Returns false when nothing changed. */
+  /**
+   * Parses and indexes one file's new text (`keepTree` false: part of a bulk index, which keeps no syntax tree and no
+   * text). Returns false when nothing changed.
+   */
   async update(filePath: string, text: string, mtimeMs = Date.now(), keepTree = true): Promise<boolean> {
     const spec = languageForPath(filePath);
     if (!spec) return false;
     const hash = SourceLines.hash(text);
     const old = this.files.get(filePath);
-    this.sourceLines.remember(filePath, hash, text);
+    // An editor's text may not be on disk yet; a bulk index reads from disk, where its texts are found again.
+    if (keepTree) this.sourceLines.remember(filePath, hash, text);
     if (old && old.hash === hash) {
       old.mtimeMs = mtimeMs;
       return false;
