@@ -3,12 +3,15 @@ import { promises as fs } from 'fs';
 import * as path from 'path';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
-/** Bump whenever FileFacts, chunking or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 16;
+/** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
+export const CACHE_VERSION = 17;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** Lines are written in batches of about this many characters: few writes, no whole-index string. */
 const WRITE_BATCH = 1 << 20;
+
+/** A file record as a line of the cache: with its similar-code windows (`RepoIndex.persistedWindows`). */
+type PersistedRecord = FileRecord & { windows?: string[] };
 
 interface CacheMeta {
   version: number;
@@ -22,7 +25,7 @@ export function cacheDirFor(baseDir: string, root: string): string {
 }
 
 /**
- * Writes the index as JSON lines (one a file record, the last the lexical index) with a small metadata file
+ * Writes the index as JSON lines (one a file record with its windows, the last the lexical index) with a small metadata file
  * holding the version and the body's checksum. Each file is written to a temporary name and renamed, the
  * body first: a crash, a full disk or a concurrent writer leaves a body and metadata that do not match,
  * which the next load detects and discards. The index is never held as one string.
@@ -45,7 +48,11 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
         batch = '';
       }
     };
-    for (const record of index.files.values()) await write(`${JSON.stringify(record)}\n`);
+    for (const record of index.files.values()) {
+      const windows = index.persistedWindows(record.facts.path);
+      const line: PersistedRecord = windows ? { ...record, windows } : record;
+      await write(`${JSON.stringify(line)}\n`);
+    }
     for (const piece of index.lexicalJSON()) await write(piece);
     await write('\n');
     await handle.write(batch);
@@ -89,7 +96,10 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
     const lines = raw.split('\n');
     if (lines.length !== meta.records + 2)
       throw new Error(`expected ${meta.records} records, found ${lines.length - 2}`);
-    for (let i = 0; i < meta.records; i++) index.put(JSON.parse(lines[i]) as FileRecord, false);
+    for (let i = 0; i < meta.records; i++) {
+      const { windows, ...record } = JSON.parse(lines[i]) as PersistedRecord;
+      index.put(record, false, index.decodeWindows(windows ?? []));
+    }
     index.restoreLexical(lines[meta.records]);
     return { ok: true };
   } catch (error) {

@@ -1,4 +1,3 @@
-import { createHash } from 'crypto';
 import { dataFileReason } from './dataFile';
 import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
@@ -8,7 +7,9 @@ import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
-import { WindowIndex, type WindowHit, type WindowQuery } from './windows';
+import { SourceLines, type IndexedText } from './sourceLines';
+import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
+import { chunkWindows, decodeWindows, encodeWindows, fileWindows } from './windows';
 
 export interface FileRecord {
   facts: FileFacts;
@@ -37,10 +38,6 @@ export interface IndexStats {
   chunks: number;
 }
 
-export function hashText(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
-}
-
 /** One file's change of what resolves through it: the top-level names it gained or lost; all of it without `names`. */
 export interface ExportChange {
   path: string;
@@ -48,9 +45,10 @@ export interface ExportChange {
 }
 
 /**
- * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks, an
- * inverted index over the chunks' 20-line windows (rebuilt from the facts on a warm start), and import resolution.
- * Every mutation is per file; nothing here reads the disk except the project layout.
+ * The in-memory symbol index of one workspace: per-file facts, a symbol table, a BM25 index over chunks, the token
+ * sets of each chunk's 20-line windows (rebuilt from the facts on a warm start), an inverted index over each file's
+ * RepoCoder windows (persisted with the facts), and import resolution. Every mutation is per file; nothing here
+ * reads the disk but the project layout and, to show a similar window, the file it lies in (`fileText`).
  */
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();
@@ -75,7 +73,15 @@ export class RepoIndex {
   private exportLog: ExportChange[] = [];
   private exportLogBase = 0;
   private lexical = new LexicalIndex();
-  private readonly windows = new WindowIndex();
+  /** One vocabulary for both window stores, so that one query's ids serve both. */
+  private readonly vocabulary = new Vocabulary();
+  /** Each non-outline chunk's windows, scored per chunk (`bestWindow`): no postings. */
+  private readonly chunkWindows = new WindowIndex<Chunk>(this.vocabulary);
+  /** Each code file's windows, searched anywhere (`similarWindows`). */
+  private readonly fileWindows = new WindowIndex<string>(this.vocabulary, {
+    search: { order: (a, aStart, b, bStart) => compareText(a, b) || aStart - bStart },
+  });
+  private readonly sourceLines: SourceLines;
   private layout: ProjectLayout | undefined;
   private ambient: SymbolRef[] | undefined;
   private symbolCount = 0;
@@ -85,7 +91,9 @@ export class RepoIndex {
   constructor(
     readonly root: string,
     private readonly parser = new SourceParser(),
-  ) {}
+  ) {
+    this.sourceLines = new SourceLines(root);
+  }
 
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
   async reloadLayout(): Promise<void> {
@@ -93,12 +101,17 @@ export class RepoIndex {
     this.forgetResolutions();
   }
 
-  /** Parses and indexes one file's new text. Returns false when nothing changed. */
+  /**
+   * Parses and indexes one file's new text (`keepTree` false: part of a bulk index, which keeps no syntax tree and no
+   * text). Returns false when nothing changed.
+   */
   async update(filePath: string, text: string, mtimeMs = Date.now(), keepTree = true): Promise<boolean> {
     const spec = languageForPath(filePath);
     if (!spec) return false;
-    const hash = hashText(text);
+    const hash = SourceLines.hash(text);
     const old = this.files.get(filePath);
+    // An editor's text may not be on disk yet; a bulk index reads from disk, where its texts are found again.
+    if (keepTree) this.sourceLines.remember(filePath, hash, text);
     if (old && old.hash === hash) {
       old.mtimeMs = mtimeMs;
       return false;
@@ -113,12 +126,16 @@ export class RepoIndex {
       facts = textFacts(filePath, text);
     }
     const data = dataFileReason(text);
-    this.put(data ? { facts, hash, mtimeMs, size: text.length, data } : { facts, hash, mtimeMs, size: text.length });
+    const record: FileRecord = { facts, hash, mtimeMs, size: text.length };
+    this.put(data ? { ...record, data } : record, true, data ? [] : fileWindows(filePath, text, this.vocabulary));
     return true;
   }
 
-  /** Adds a record whose facts are already known (from the persisted cache). */
-  put(record: FileRecord, addToLexical = true): void {
+  /**
+   * Adds a record whose facts are already known (from the persisted cache), with the file's windows (none for a
+   * data file; `decodeWindows` reads persisted ones).
+   */
+  put(record: FileRecord, addToLexical = true, windows: readonly StoredWindow[] = []): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
     const shape = exportShape(record.facts);
@@ -140,7 +157,10 @@ export class RepoIndex {
     // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
     if (!record.data) {
       if (addToLexical) this.lexical.add(record.facts.chunks);
-      this.windows.add(record.facts.chunks);
+      for (const chunk of record.facts.chunks) {
+        if (chunk.kind !== 'outline') this.chunkWindows.add(chunk.id, chunk, chunkWindows(chunk, this.vocabulary));
+      }
+      this.fileWindows.add(filePath, filePath, windows);
     }
     if (!existed) {
       const dir = dirOf(filePath);
@@ -158,6 +178,7 @@ export class RepoIndex {
     this.exportShapes.delete(filePath);
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     this.parser.forget(filePath);
+    this.sourceLines.forget(filePath);
     this.dirFiles.get(dirOf(filePath))?.delete(filePath);
     this.forgetResolutions();
     return true;
@@ -167,9 +188,10 @@ export class RepoIndex {
   rename(from: string, to: string): boolean {
     const record = this.files.get(from);
     if (!record) return false;
+    const windows = this.fileWindows.windows(from).map(({ start, ids }) => ({ start, ids: ids.slice() }));
     this.remove(from);
     const chunks = record.facts.chunks.map((c) => ({ ...c, path: to, id: to + c.id.slice(from.length) }));
-    this.put({ ...record, facts: { ...record.facts, path: to, chunks } });
+    this.put({ ...record, facts: { ...record.facts, path: to, chunks } }, true, windows);
     return true;
   }
 
@@ -188,7 +210,8 @@ export class RepoIndex {
       else this.fileFrequency.delete(name);
     }
     this.lexical.remove(old.facts.chunks.map((c) => c.id));
-    this.windows.remove(old.facts.chunks.map((c) => c.id));
+    this.chunkWindows.remove(old.facts.chunks.map((c) => c.id));
+    this.fileWindows.remove([filePath]);
   }
 
   /** Number of indexed files that use an identifier. */
@@ -234,19 +257,47 @@ export class RepoIndex {
     return this.lexical.query(text, limit, filter);
   }
 
-  /** The windows whose identifier sets are most similar (Jaccard) to `tokens`, best first. */
-  similarWindows(tokens: Iterable<string> | WindowQuery, limit: number, skip?: (chunk: Chunk) => boolean): WindowHit[] {
-    return this.windows.search(tokens, limit, skip);
+  /**
+   * The file windows whose identifier sets are most similar (Jaccard) to `tokens`, best first: owner is the file's
+   * path, start the window's first line. `skip` leaves out files.
+   */
+  similarWindows(
+    tokens: Iterable<string> | WindowQuery,
+    limit: number,
+    skip?: (filePath: string) => boolean,
+  ): WindowHit<string>[] {
+    const query = tokens instanceof WindowQuery ? tokens : this.vocabulary.query(tokens);
+    return this.fileWindows.search(query, limit, skip);
   }
 
   /** `tokens` prepared once for `similarWindows` and `bestWindow`. */
   windowQuery(tokens: Iterable<string>): WindowQuery {
-    return this.windows.query(tokens);
+    return this.vocabulary.query(tokens);
   }
 
   /** The window of an indexed non-outline chunk most similar to `query`; undefined for any other chunk. */
   bestWindow(chunk: Chunk, query: WindowQuery): { start: number; score: number } | undefined {
-    return this.windows.bestWindow(chunk, query);
+    return this.chunkWindows.best(chunk.id, chunk, query);
+  }
+
+  /**
+   * An indexed code file's lines exactly as indexed (what its windows were made of), to show a window found in it;
+   * undefined for a data file, a file not indexed, or one whose text on disk is no longer the indexed one.
+   */
+  fileText(filePath: string): IndexedText | undefined {
+    const record = this.files.get(filePath);
+    return record && !record.data ? this.sourceLines.text(filePath, record.hash) : undefined;
+  }
+
+  /** A file's windows as the persisted cache holds them; undefined when it has none (a data file). */
+  persistedWindows(filePath: string): string[] | undefined {
+    const windows = this.fileWindows.windows(filePath);
+    return windows.length ? encodeWindows(windows, this.vocabulary) : undefined;
+  }
+
+  /** Persisted windows (`persistedWindows`) in this index's vocabulary, for `put`. */
+  decodeWindows(encoded: readonly string[]): StoredWindow[] {
+    return decodeWindows(encoded, this.vocabulary);
   }
 
   /** Where each import of a file points, resolved lazily and memoised until the file set changes. */

@@ -1,6 +1,7 @@
 import type { RepoIndex } from '../index/repoIndex';
 import type { Chunk } from '../index/types';
-import { WINDOW_LINES, WINDOW_STRIDE, windowStarts, type WindowQuery } from '../index/windows';
+import type { WindowQuery } from '../index/windowIndex';
+import { WINDOW_LINES, WINDOW_STRIDE, windowStarts } from '../index/windows';
 import { jaccard, tokenSet } from './query';
 import type { Snippet } from './types';
 

@@ -1,6 +1,6 @@
 import type { RepoIndex } from '../index/repoIndex';
 import type { FileFacts } from '../index/types';
-import type { WindowQuery } from '../index/windows';
+import type { WindowQuery } from '../index/windowIndex';
 import type { RetrievalQuery } from './query';
 import type { RetrievalRequest, RetrieverName, Snippet } from './types';
 

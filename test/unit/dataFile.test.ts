@@ -108,6 +108,8 @@ describe('RepoIndex and data files', () => {
       assert.ok(table.length > 0 && index.chunk(table[0].id), 'and its chunks');
       assert.deepStrictEqual(index.searchChunks('Aaliyah0 Esperanza4', 10), [], 'no BM25 postings');
       assert.deepStrictEqual(index.similarWindows(['Aaliyah0', 'Benjamin1', 'Chloé2'], 10), [], 'no windows');
+      assert.strictEqual(index.fileText('src/names.ts'), undefined, 'and no lines to show');
+      assert.ok(index.fileText('src/users.ts')?.lines(0, 1), 'a code file has them');
       assert.strictEqual(index.frequency('Aaliyah0'), 0, 'its words are not uses');
       assert.ok(index.searchChunks('loadUser3 repository', 10).length > 0, 'the module is searchable');
       assert.ok(index.similarWindows(['repository', 'cache', 'findById'], 10).length > 0, 'and has windows');

@@ -159,6 +159,19 @@ describe('persistence', () => {
       assert.strictEqual(second.parsed, 0);
       assert.deepStrictEqual(warm.stats(), cold.stats());
       assert.deepStrictEqual(warm.searchChunks('findByEmail', 3), cold.searchChunks('findByEmail', 3));
+      // The whole-file windows come back from the cache (not from the chunks): the same hits, imports included.
+      for (const tokens of [
+        ['import', 'UserRepo', 'from', 'db'],
+        ['findByEmail', 'user', 'repo', 'async', 'return'],
+      ]) {
+        const hits = cold.similarWindows(tokens, 10);
+        assert.ok(hits.length > 0);
+        assert.deepStrictEqual(warm.similarWindows(tokens, 10), hits);
+      }
+      assert.ok(
+        cold.similarWindows(['import', 'UserRepo', 'from'], 1)[0].start === 0,
+        'a file head matches its imports',
+      );
     } finally {
       await cache.cleanup();
     }

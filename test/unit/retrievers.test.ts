@@ -2,7 +2,15 @@ import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
 import { seededRandom } from '../../src/index/seededRandom';
-import { WINDOW_LINES, WindowIndex, windowStarts } from '../../src/index/windows';
+import { Vocabulary, WindowIndex, type WindowHit, type WindowQuery } from '../../src/index/windowIndex';
+import {
+  chunkWindows,
+  fileWindows,
+  lineWindows,
+  WINDOW_LINES,
+  WINDOW_STRIDE,
+  windowStarts,
+} from '../../src/index/windows';
 import type { Chunk } from '../../src/index/types';
 import { fuse } from '../../src/retrieval/fusion';
 import { formQuery, jaccard, tokenSet } from '../../src/retrieval/query';
@@ -28,8 +36,15 @@ function source(next: () => number, functions: number): string {
   return out.join('\n');
 }
 
-const view = (hits: ReturnType<WindowIndex['search']>): string[] =>
-  hits.map((h) => `${h.chunk.path}:${h.chunk.range.start + h.start}:${h.score.toFixed(6)}`);
+const view = (hits: WindowHit<string>[]): string[] => hits.map((h) => `${h.owner}:${h.start}:${h.score.toFixed(6)}`);
+
+/** A window index over whole files, as `RepoIndex` keeps one. */
+function fileIndex(vocabulary: Vocabulary, compactAfter?: number): WindowIndex<string> {
+  return new WindowIndex<string>(vocabulary, {
+    search: { order: (a, aStart, b, bStart) => (a < b ? -1 : a > b ? 1 : aStart - bStart) },
+    compactAfter,
+  });
+}
 
 describe('similar-code window index', () => {
   it('answers after any sequence of updates exactly as an index rebuilt from scratch', async () => {
@@ -54,7 +69,7 @@ describe('similar-code window index', () => {
       for (const [file, text] of texts) await rebuilt.update(file, text);
       for (let q = 0; q < 25; q++) {
         const query = tokenSet(source(next, 1));
-        const skip = (chunk: Chunk): boolean => chunk.path === 'src/f0.ts';
+        const skip = (filePath: string): boolean => filePath === 'src/f0.ts';
         const expected = view(rebuilt.similarWindows(query, 10, skip));
         assert.deepStrictEqual(view(incremental.similarWindows(query, 10, skip)), expected);
       }
@@ -65,32 +80,38 @@ describe('similar-code window index', () => {
     }
   });
 
-  it('stays exact through compactions of its dead slots', async () => {
+  it('searches every 20-line window of each whole file (stride 10, the text between declarations too), by exact Jaccard, through compactions', () => {
     const next = seededRandom(11);
-    const { dir, cleanup } = await tempDir();
-    try {
-      // Chunks from real extraction, so that windows, outlines and statement groups are what the index sees.
-      const repo = new RepoIndex(dir);
-      const files = new Map<string, Chunk[]>();
-      const incremental = new WindowIndex(8);
-      for (let step = 0; step < 120; step++) {
-        const file = `src/g${Math.floor(next() * 6)}.ts`;
-        await repo.update(file, source(next, 1 + Math.floor(next() * 4)));
-        const chunks = repo.facts(file)!.chunks;
-        incremental.remove((files.get(file) ?? []).map((c) => c.id));
-        incremental.add(chunks);
-        files.set(file, chunks);
-      }
-      const rebuilt = new WindowIndex();
-      for (const chunks of files.values()) rebuilt.add(chunks);
-      assert.strictEqual(incremental.size, rebuilt.size);
-      for (let q = 0; q < 25; q++) {
-        const query = tokenSet(source(next, 1));
-        assert.deepStrictEqual(view(incremental.search(query, 10)), view(rebuilt.search(query, 10)));
-      }
-      repo.dispose();
-    } finally {
-      await cleanup();
+    const vocabulary = new Vocabulary();
+    const incremental = fileIndex(vocabulary, 8);
+    const texts = new Map<string, string>();
+    for (let step = 0; step < 120; step++) {
+      const file = `src/g${Math.floor(next() * 6)}.ts`;
+      // Imports and constants between the functions: no chunk holds them, RepoCoder's windows do.
+      const text = `import { ${VOCABULARY[step % 120]} } from './x';\nconst k${step} = 1;\n${source(next, 1 + Math.floor(next() * 4))}`;
+      incremental.remove([file]);
+      incremental.add(file, file, fileWindows(file, text, vocabulary));
+      texts.set(file, text);
+    }
+    const rebuilt = fileIndex(new Vocabulary());
+    for (const [file, text] of texts) rebuilt.add(file, file, fileWindows(file, text, rebuilt.vocabulary));
+    assert.strictEqual(incremental.size, rebuilt.size);
+    for (let q = 0; q < 25; q++) {
+      const tokens = tokenSet(source(next, 1));
+      const found = view(incremental.search(vocabulary.query(tokens), 10));
+      assert.deepStrictEqual(found, view(rebuilt.search(rebuilt.vocabulary.query(tokens), 10)));
+      // A scan of the baseline's own windows (lineWindows, 20 lines, stride 10) ranks the same windows first.
+      const scanned = [...texts]
+        .flatMap(([file, text]) =>
+          lineWindows(file, text, WINDOW_LINES, WINDOW_STRIDE).map((w) => ({
+            owner: file,
+            start: w.range.start,
+            score: jaccard(tokens, tokenSet(w.text)),
+          })),
+        )
+        .filter((h) => h.score > 0)
+        .sort((a, b) => b.score - a.score || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : a.start - b.start));
+      assert.deepStrictEqual(found, view(scanned.slice(0, 10)));
     }
   });
 
@@ -99,13 +120,17 @@ describe('similar-code window index', () => {
     const { dir, cleanup } = await tempDir();
     try {
       const repo = new RepoIndex(dir);
-      const windows = new WindowIndex(8);
+      const vocabulary = new Vocabulary();
+      const windows = new WindowIndex<Chunk>(vocabulary, { compactAfter: 8 });
       const files = new Map<string, Chunk[]>();
+      const add = (chunks: Chunk[]): void => {
+        for (const c of chunks) if (c.kind !== 'outline') windows.add(c.id, c, chunkWindows(c, vocabulary));
+      };
       for (let step = 0; step < 60; step++) {
         const file = `src/h${Math.floor(next() * 5)}.ts`;
         await repo.update(file, source(next, 1 + Math.floor(next() * 4)));
         windows.remove((files.get(file) ?? []).map((c) => c.id));
-        windows.add(repo.facts(file)!.chunks);
+        add(repo.facts(file)!.chunks);
         files.set(file, repo.facts(file)!.chunks);
       }
       const chunks = [...files.values()].flat().filter((c) => c.kind !== 'outline');
@@ -115,7 +140,7 @@ describe('similar-code window index', () => {
       );
       for (let q = 0; q < 10; q++) {
         const tokens = tokenSet(source(next, 1));
-        const query = windows.query(tokens);
+        const query = vocabulary.query(tokens);
         for (const chunk of chunks) {
           const lines = chunk.text.split('\n');
           let expected = { start: 0, score: -1 };
@@ -123,35 +148,35 @@ describe('similar-code window index', () => {
             const score = jaccard(tokens, tokenSet(lines.slice(start, start + WINDOW_LINES).join('\n')));
             if (score > expected.score) expected = { start, score };
           }
-          assert.deepStrictEqual(windows.bestWindow(chunk, query), expected, chunk.id);
+          assert.deepStrictEqual(windows.best(chunk.id, chunk, query), expected, chunk.id);
         }
       }
       const stranger = { ...chunks[0] };
-      assert.strictEqual(windows.bestWindow(stranger, windows.query(['a'])), undefined, 'not the indexed object');
+      assert.strictEqual(
+        windows.best(stranger.id, stranger, vocabulary.query(['a'])),
+        undefined,
+        'not the indexed object',
+      );
+      assert.throws(() => windows.search(vocabulary.query(['a']), 1), /no postings/);
       repo.dispose();
     } finally {
       await cleanup();
     }
   });
 
-  it('scores candidates by exact Jaccard over identifier sets, and forgets removed chunks', () => {
-    const windows = new WindowIndex();
-    const chunk = (id: string, text: string): Chunk => ({
-      id,
-      path: id,
-      kind: 'function',
-      range: { start: 0, end: 1 },
-      text,
-      symbols: [],
-    });
-    windows.add([
-      chunk('a.ts', 'alpha beta gamma delta'),
-      chunk('b.ts', 'alpha beta epsilon'),
-      chunk('c.ts', 'zeta eta'),
-    ]);
-    const hits = windows.search(['alpha', 'beta', 'gamma'], 5);
+  it('scores candidates by exact Jaccard over identifier sets, and forgets removed files', () => {
+    const vocabulary = new Vocabulary();
+    const windows = fileIndex(vocabulary);
+    for (const [file, text] of [
+      ['a.ts', 'alpha beta gamma delta'],
+      ['b.ts', 'alpha beta epsilon'],
+      ['c.ts', 'zeta eta'],
+    ]) {
+      windows.add(file, file, fileWindows(file, text, vocabulary));
+    }
+    const query = (): WindowQuery => vocabulary.query(['alpha', 'beta', 'gamma']);
     assert.deepStrictEqual(
-      hits.map((h) => [h.chunk.id, h.score]),
+      windows.search(query(), 5).map((h) => [h.owner, h.score]),
       [
         ['a.ts', 3 / 4],
         ['b.ts', 2 / 4],
@@ -159,7 +184,7 @@ describe('similar-code window index', () => {
     );
     windows.remove(['a.ts']);
     assert.deepStrictEqual(
-      windows.search(['alpha', 'beta', 'gamma'], 5).map((h) => h.chunk.id),
+      windows.search(query(), 5).map((h) => h.owner),
       ['b.ts'],
     );
     assert.strictEqual(windows.size, 2);
