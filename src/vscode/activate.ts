@@ -7,6 +7,7 @@ import { createEngineClient, MODEL_SETTINGS, modelChanged, ModelLoader } from '.
 import { InlineProvider } from './provider';
 import { WorkspaceIndexer } from './reindex';
 import type { RequestLedgerSnapshot } from './requestLedger';
+import { whenQuiet } from './quietStart';
 import { readSettings } from './settings';
 import { StatusBar } from './statusBar';
 import { watchWorkspace } from './watchWorkspace';
@@ -114,8 +115,12 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
   if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
   render();
   // Each of these starts a thread, and `new Worker` blocks the caller (10-80 ms on a busy two-core machine): in
-  // turns of their own, so that the activation and the two thread starts are not one long stall of the host.
-  setTimeout(() => void indexer.reindex(false), 0);
+  // turns of their own, so that the activation and the two thread starts are not one long stall of the host. The
+  // index build also waits for the host's start-up work to settle (quietStart.ts).
+  void whenQuiet().then((waitedMs) => {
+    log.info(`start-up index build after ${Math.round(waitedMs)} ms for the extension host to settle`);
+    void indexer.reindex(false);
+  });
   setTimeout(
     () =>
       void models.load().then(() => {
