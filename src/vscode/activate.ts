@@ -114,20 +114,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
   );
   if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
   render();
-  // Each of these starts a thread, and `new Worker` blocks the caller (10-80 ms on a busy two-core machine): in
-  // turns of their own, so that the activation and the two thread starts are not one long stall of the host. The
-  // index build also waits for the host's start-up work to settle (quietStart.ts).
-  void whenQuiet().then((waitedMs) => {
-    log.info(`start-up index build after ${Math.round(waitedMs)} ms for the extension host to settle`);
-    void indexer.reindex(false);
-  });
-  setTimeout(
-    () =>
-      void models.load().then(() => {
-        if (engine.state.kind === 'no-model') void offerFirstModel(host);
-      }),
-    0,
-  );
+  startUp(indexer, models, host, () => engine.state.kind === 'no-model');
   return process.env[FAULT_HOOKS_ENV] === '1'
     ? {
         crashIndexWorker: () => client.crashWorker(),
@@ -135,4 +122,23 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
         requests: () => provider.ledger.snapshot(),
       }
     : undefined;
+}
+
+/**
+ * The start-up work that starts threads: the index build and the model load. `new Worker` blocks the caller
+ * (10-80 ms on a busy two-core machine), so each runs in a turn of its own rather than in one long activation, and
+ * the index build also waits for the host's start-up work to settle (quietStart.ts).
+ */
+function startUp(indexer: WorkspaceIndexer, models: ModelLoader, host: CommandHost, noModel: () => boolean): void {
+  void whenQuiet().then((waitedMs) => {
+    host.log.info(`start-up index build after ${Math.round(waitedMs)} ms for the extension host to settle`);
+    void indexer.reindex(false);
+  });
+  setTimeout(
+    () =>
+      void models.load().then(() => {
+        if (noModel()) void offerFirstModel(host);
+      }),
+    0,
+  );
 }
