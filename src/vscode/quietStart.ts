@@ -14,8 +14,9 @@ const QUIET_MS = 1_500;
 /** The build starts after this long in any case: a host that never settles still gets its index. */
 const MAX_WAIT_MS = 10_000;
 
-/** Resolves once the event loop has kept time for QUIET_MS, or after MAX_WAIT_MS; with the ms waited. */
-export function whenQuiet(now: () => number = () => performance.now()): Promise<number> {
+/** Resolves once the event loop has kept time for `quietMs`, or after `maxWaitMs`; with the ms waited. */
+export function whenQuiet({ quietMs = QUIET_MS, maxWaitMs = MAX_WAIT_MS } = {}): Promise<number> {
+  const now = (): number => performance.now();
   const started = now();
   return new Promise((done) => {
     let last = started;
@@ -24,7 +25,7 @@ export function whenQuiet(now: () => number = () => performance.now()): Promise<
       const t = now();
       if (t - last - TICK_MS > BUSY_LATENESS_MS) quietSince = t;
       last = t;
-      if (t - quietSince >= QUIET_MS || t - started >= MAX_WAIT_MS) done(t - started);
+      if (t - quietSince >= quietMs || t - started >= maxWaitMs) done(t - started);
       else setTimeout(tick, TICK_MS);
     };
     setTimeout(tick, TICK_MS);
