@@ -62,6 +62,19 @@ function probeStalls(artifactsDir) {
     .map(([end, ms]) => [end - ms, end, ms]);
 }
 
+/**
+ * Milliseconds from RepoGate's activation to the end of its start-up build, from its log: the wait for the host to
+ * settle ("start-up index build after N ms …") plus the time from that line to the first `indexed` line.
+ */
+function startUpSpanMs(log) {
+  const lines = log.split('\n');
+  const start = lines.find((l) => /start-up index build after \d+ ms/.test(l));
+  const end = indexedLines(log)[0];
+  if (!start || logTime(start) === undefined || logTime(end) === undefined)
+    return Math.round(parseIndexed(end).seconds * 1000);
+  return Number(/after (\d+) ms/.exec(start)[1]) + (logTime(end) - logTime(start));
+}
+
 /** The numbers of a RepoGate `indexed …` log line. */
 function parseIndexed(line) {
   const m = /indexed (\d+) files, (\d+) symbols in ([\d.]+) s; event loop max delay ([\d.]+) ms/.exec(line);
@@ -531,9 +544,11 @@ export const checks = [
         timeout: 180_000,
       });
       const before = indexedLines(first).length;
-      // The null extension's own measurement over the same span in this window (the next check compares it with a
-      // window without RepoGate).
-      const coldNull = await editor.loopDelay(Math.round(parseIndexed(indexedLines(first)[0]).seconds * 1000));
+      // The span from the activation (RepoGate's and the null extension's, both onStartupFinished) to the cold
+      // build's end: the start-up build first waits for the host to settle (src/vscode/quietStart.ts). The null
+      // extension's longest delay over it in this window; the next check measures it in a window without RepoGate.
+      const spanMs = startUpSpanMs(first);
+      const coldNull = await editor.loopDelay(spanMs);
       // Then "Reindex Repository" from the palette; its progress ("indexing n/m" in the status bar, "n/m files"
       // in the notification) says how many files it goes through.
       let progressTotal = 0;
@@ -582,6 +597,7 @@ export const checks = [
         // extension host's other extensions and the loading of the model.
         coldBuild: {
           ...cold,
+          spanFromActivationMs: spanMs,
           nullExtension: coldNull,
           targetMet: cold.maxDelayMs <= EVENT_LOOP_TARGET_MS,
           modelLoadedDuringIt: Boolean(modelLoad) && log.indexOf(modelLoad) < log.indexOf(indexedLines(log)[0]),
@@ -636,11 +652,12 @@ export const checks = [
     async run(editor, { work, artifactsDir, say }) {
       const e = metrics.eventLoop;
       if (!e) throw new Error('the large repository was not indexed (the event-loop check did not run)');
-      const span = Math.round(e.coldBuild.seconds * 1000);
-      // The same span in RepoGate's window, by the null extension's monitor: the same instrument in both windows.
+      const span = e.coldBuild.spanFromActivationMs;
+      // The host's longest delay from the activation to the cold build's end in RepoGate's window, by the null
+      // extension's monitor: the same instrument as in the window without RepoGate.
       const inRepoGateWindow = e.coldBuild.nullExtension;
       // A second code-server with only the null extension, on the same folder: VS Code's own start-up with
-      // everything but RepoGate, measured over the first `span` ms after activation, as RepoGate's build is.
+      // everything but RepoGate, measured over the same span from the activation.
       const dir = join(work, 'null-window');
       const baselineDir = join(dir, 'requests');
       mkdirSync(dir, { recursive: true });
@@ -658,19 +675,21 @@ export const checks = [
       } finally {
         await session.close();
       }
-      const marginMs = Math.round((e.coldBuild.maxDelayMs - baseline.maxDelayMs) * 10) / 10;
+      const tenth = (x) => Math.round(x * 10) / 10;
+      const marginMs = tenth(inRepoGateWindow.maxDelayMs - baseline.maxDelayMs);
       e.nullBaseline = {
         maxDelayMs: baseline.maxDelayMs,
         overMs: baseline.overMs,
-        repogateWindowByNullMs: inRepoGateWindow?.maxDelayMs ?? null,
+        repogateWindowByNullMs: inRepoGateWindow.maxDelayMs,
         marginMs,
+        ownMinusNullMs: tenth(e.coldBuild.maxDelayMs - baseline.maxDelayMs),
         targetMarginMs: NULL_STALL_MARGIN_MS,
         targetMet: marginMs <= NULL_STALL_MARGIN_MS && e.coldBuild.maxDelayMs <= EVENT_LOOP_TARGET_MS,
       };
       return (
-        `over the first ${span} ms: RepoGate's cold build ${e.coldBuild.maxDelayMs} ms (the null extension in that window: ` +
-        `${inRepoGateWindow?.maxDelayMs ?? '?'} ms), the null extension alone ${baseline.maxDelayMs} ms; margin ${marginMs} ms ` +
-        `(target <= ${NULL_STALL_MARGIN_MS} ms and own <= ${EVENT_LOOP_TARGET_MS} ms: ${e.nullBaseline.targetMet ? 'met' : 'NOT MET'})`
+        `host's longest delay over the first ${span} ms from activation: with RepoGate ${inRepoGateWindow.maxDelayMs} ms, ` +
+        `without ${baseline.maxDelayMs} ms (margin ${marginMs} ms); RepoGate's own, during its build: ${e.coldBuild.maxDelayMs} ms ` +
+        `(target: margin <= ${NULL_STALL_MARGIN_MS} ms, own <= ${EVENT_LOOP_TARGET_MS} ms: ${e.nullBaseline.targetMet ? 'met' : 'NOT MET'})`
       );
     },
   },
