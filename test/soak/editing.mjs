@@ -49,10 +49,12 @@ export async function episode(editor, { repo, lines, n, git }) {
   }
   await editor.typeText(' ');
   await editor.pressKey('Control+z');
+  // The tab shows the edit before the save is asked for, and the save has landed before the file is put back: on
+  // a loaded machine keystrokes are handled late, and a save after the restore would leave the file changed.
+  const dirtyTab = editor.page.locator('.editor-group-container.active .tab.active.dirty');
+  await dirtyTab.waitFor({ state: 'visible', timeout: 10_000 });
   await editor.pressKey('Control+s');
-  await editor.page
-    .locator('.editor-group-container.active .tab.active.dirty')
-    .waitFor({ state: 'detached', timeout: 10_000 });
+  await dirtyTab.waitFor({ state: 'detached', timeout: 10_000 });
   // Restore the committed text from outside, as a checkout would; a save that lands late is restored again.
   const rel = relative(repo, file);
   for (let attempt = 0; attempt < RESTORE_ATTEMPTS; attempt++) {

@@ -197,7 +197,8 @@ async function endChecks(editor) {
       },
     ),
   );
-  const status = git(repo, 'status', '--porcelain', '--untracked-files=all').trim();
+  const status = git(repo, 'status', '--porcelain', '--untracked-files=all').trimEnd();
+  if (status) writeFileSync(join(artifactsDir, 'git-diff.txt'), git(repo, 'diff'));
   return {
     requests,
     errors: sessionErrors(join(work, 'user-data', 'logs')),
