@@ -124,6 +124,11 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       return request({ op: 'loopWindow' });
     },
 
+    /** Saves the active document through the baseline extension; resolves once it is written (false: nothing to save). */
+    async save() {
+      return (await request({ op: 'save' })).saved;
+    },
+
     /** Calls RepoGate's test hook `name` (REPOGATE_FAULT_HOOKS=1 in code-server's environment); returns its value. */
     async hook(name) {
       return (await request({ op: 'hook', name }, { timeout: 30_000 })).value;

@@ -7,7 +7,8 @@
 //    cannot reach deep files of a large repository: its list only renders the rows in view), {op: "configure",
 //    settings} sets user settings through the configuration API (no race with a file watcher), {op: "loopDelay",
 //    forMs} answers the extension host's longest event-loop delay over the first `forMs` after activation,
-//    {op: "loopWindow"} the longest since the previous loopWindow (the soak's samples), {op: "hook", name} calls
+//    {op: "loopWindow"} the longest since the previous loopWindow (the soak's samples), {op: "save"} saves the
+//    active document and answers once it is written, {op: "hook", name} calls
 //    RepoGate's test hook `name` (exported with REPOGATE_FAULT_HOOKS=1: the live index's size, its requests).
 // 3. It measures that delay the way RepoGate measures its builds (src/vscode/reindex.ts: monitorEventLoopDelay at
 //    1 ms resolution), from its activation (onStartupFinished, like RepoGate's): in a window without RepoGate, that
@@ -72,6 +73,11 @@ async function loopDelay(forMs) {
 
 async function carryOut(request) {
   if (request.op === 'loopDelay') return loopDelay(request.forMs);
+  if (request.op === 'save') {
+    // The workbench's own save of the active document, answered once it is written (or at once when unchanged).
+    const document = vscode.window.activeTextEditor?.document;
+    return { saved: document ? await document.save() : false };
+  }
   if (request.op === 'loopWindow') {
     const maxDelayMs = windowDelay.max / 1e6;
     windowDelay.reset();
