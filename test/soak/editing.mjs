@@ -10,6 +10,9 @@ const POSITIONS = 200;
 /** Lines typed: real statements of the repository, of plain characters (brackets and quotes auto-close). */
 const LINES = 400;
 const TYPEABLE = /^[A-Za-z0-9_$ .,;=+\-*/<>!&|?:]{16,70};$/;
+/** A restored file is checked again after this long, and restored again at most this often. */
+const RESTORE_SETTLE_MS = 500;
+const RESTORE_ATTEMPTS = 5;
 /** How long an episode waits for ghost text before it moves on. */
 const GHOST_WAIT_MS = 3_000;
 
@@ -47,11 +50,18 @@ export async function episode(editor, { repo, lines, n, git }) {
   }
   await editor.typeText(' ');
   await editor.pressKey('Control+z');
-  // Saved through the workbench's save, answered once written: a Ctrl+S handled late on a loaded machine could
-  // land after the restore below and leave the file changed.
+  // Saved through the workbench's save, answered once written, and the tab shown clean; then the committed text
+  // back from outside, as a checkout would. A keystroke handled late on a loaded machine can still change and save
+  // the file after that (seen twice in 20-minute runs): the file is put back until git sees it unchanged.
   await editor.save();
-  // The committed text back from outside, as a checkout would: whatever git shows at the end, someone else wrote.
+  await editor.page
+    .locator('.editor-group-container.active .tab.active.dirty')
+    .waitFor({ state: 'detached', timeout: 10_000 });
   const rel = relative(repo, file);
-  git('checkout', '-q', '--', rel);
+  for (let attempt = 0; attempt < RESTORE_ATTEMPTS; attempt++) {
+    git('checkout', '-q', '--', rel);
+    await editor.page.waitForTimeout(RESTORE_SETTLE_MS);
+    if (!git('status', '--porcelain', '--', rel).trim()) break;
+  }
   return `${what} in ${rel}:${line + 1}`;
 }
