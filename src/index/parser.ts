@@ -107,7 +107,20 @@ export class SourceParser {
    * cache (do not delete it); it is valid until the next parse of the same path or its eviction.
    */
   async parse(filePath: string, spec: LanguageSpec, text: string): Promise<Tree> {
+    return this.parseWith(filePath, spec, text, (tree) => tree);
+  }
+
+  /**
+   * Parses and hands the tree to `use` in the same synchronous step. Between `parse` resolving and its caller
+   * resuming, another parse of the same path can replace the tree in the cache, which deletes it: two updates of
+   * one file at once (the editor's text and the file watcher's) then read a deleted tree.
+   */
+  async parseWith<T>(filePath: string, spec: LanguageSpec, text: string, use: (tree: Tree) => T): Promise<T> {
     const parser = await this.parserFor(spec);
+    return use(this.parseNow(parser, filePath, text));
+  }
+
+  private parseNow(parser: Parser, filePath: string, text: string): Tree {
     const previous = this.trees.get(filePath);
     let oldTree: Tree | undefined;
     if (previous) {

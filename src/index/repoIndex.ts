@@ -118,8 +118,7 @@ export class RepoIndex {
     }
     let facts: FileFacts;
     if (spec.wasm) {
-      const tree = await this.parser.parse(filePath, spec, text);
-      facts = extractFacts(filePath, spec, text, tree);
+      facts = await this.parser.parseWith(filePath, spec, text, (tree) => extractFacts(filePath, spec, text, tree));
       // A bulk index parses each file once; keeping every tree would only cost wasm memory.
       if (!keepTree) this.parser.forget(filePath);
     } else {

@@ -1,20 +1,28 @@
 import * as vscode from 'vscode';
 import { CompletionService } from '../engine/completionService';
+import type { IndexStats } from '../index/repoIndex';
 import { IndexClient } from '../retrieval/indexClient';
 import { API_KEY_SECRET, offerFirstModel, registerCommands, type CommandHost } from './commands';
 import { createEngineClient, MODEL_SETTINGS, modelChanged, ModelLoader } from './models';
 import { InlineProvider } from './provider';
 import { WorkspaceIndexer } from './reindex';
+import type { RequestLedgerSnapshot } from './requestLedger';
+import { whenQuiet } from './quietStart';
 import { readSettings } from './settings';
 import { StatusBar } from './statusBar';
 import { watchWorkspace } from './watchWorkspace';
 
 /**
- * What the editor-level fault suite (test/integration) cannot do from outside: the index worker is a thread of the
- * extension host, so no signal reaches it alone. Exported only when the suite sets FAULT_HOOKS_ENV.
+ * What the editor-level fault suite (test/integration) and the soak (test/soak) cannot do or see from outside: the
+ * index worker is a thread of the extension host, so no signal reaches it alone, and the live index and the
+ * provider's calls are inside it. Exported only when the test sets FAULT_HOOKS_ENV.
  */
 export interface FaultHooks {
   crashIndexWorker(): Promise<void>;
+  /** The live index's size, as incremental updates left it. */
+  indexStats(): Promise<IndexStats>;
+  /** How the provider's calls ended so far. */
+  requests(): RequestLedgerSnapshot;
 }
 const FAULT_HOOKS_ENV = 'REPOGATE_FAULT_HOOKS';
 
@@ -106,9 +114,31 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
   );
   if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
   render();
-  void indexer.reindex(false);
-  void models.load().then(() => {
-    if (engine.state.kind === 'no-model') void offerFirstModel(host);
+  startUp(indexer, models, host, () => engine.state.kind === 'no-model');
+  return process.env[FAULT_HOOKS_ENV] === '1'
+    ? {
+        crashIndexWorker: () => client.crashWorker(),
+        indexStats: () => client.stats(),
+        requests: () => provider.ledger.snapshot(),
+      }
+    : undefined;
+}
+
+/**
+ * The start-up work that starts threads: the index build and the model load. `new Worker` blocks the caller
+ * (10-80 ms on a busy two-core machine), so each runs in a turn of its own rather than in one long activation, and
+ * the index build also waits for the host's start-up work to settle (quietStart.ts).
+ */
+function startUp(indexer: WorkspaceIndexer, models: ModelLoader, host: CommandHost, noModel: () => boolean): void {
+  void whenQuiet().then((waitedMs) => {
+    host.log.info(`start-up index build after ${Math.round(waitedMs)} ms for the extension host to settle`);
+    void indexer.reindex(false);
   });
-  return process.env[FAULT_HOOKS_ENV] === '1' ? { crashIndexWorker: () => client.crashWorker() } : undefined;
+  setTimeout(
+    () =>
+      void models.load().then(() => {
+        if (noModel()) void offerFirstModel(host);
+      }),
+    0,
+  );
 }

@@ -4,6 +4,7 @@ import type { CompletionService } from '../engine/completionService';
 import { isSecretPath } from '../index/secrets';
 import { RECENT_FILE_CHARS, RECENT_FILES } from '../retrieval/recent';
 import type { RecentFile } from '../retrieval/types';
+import { RequestLedger, type RequestOutcome } from './requestLedger';
 import type { RepoGateSettings } from './settings';
 
 /** Below this gap between keystrokes the user is typing a burst: wait the full debounce for the pause. */
@@ -12,6 +13,8 @@ const BURST_FACTOR = 2;
 const PAUSED_DEBOUNCE_FRACTION = 0.25;
 /** Cursor moves closer together than this (a held arrow key, a run of jumps) warm the engine once. */
 const WARM_DELAY_MS = 50;
+/** A request still open after this long counts as hanging (the issue's soak figure). */
+const SLOW_REQUEST_MS = 10_000;
 /** Weight of the newest gap in the typing pace's moving average: a few keystrokes change it, one does not. */
 const NEW_GAP_WEIGHT = 0.3;
 
@@ -26,6 +29,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
   private warmTimer?: ReturnType<typeof setTimeout>;
   /** Each document's version at its last cursor move: a move that comes with a new version is an edit's own. */
   private readonly versions = new WeakMap<vscode.TextDocument, number>();
+  /** How every call ended (the soak's "no request hangs": each answered or cancelled within SLOW_REQUEST_MS). */
+  readonly ledger = new RequestLedger(SLOW_REQUEST_MS);
 
   constructor(
     private readonly service: CompletionService,
@@ -73,25 +78,37 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     _context: vscode.InlineCompletionContext,
     token: vscode.CancellationToken,
   ): Promise<vscode.InlineCompletionItem[] | undefined> {
+    const id = this.ledger.begin();
+    const { items, outcome } = await this.serve(document, position, token);
+    this.ledger.end(id, outcome);
+    return items;
+  }
+
+  private async serve(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    token: vscode.CancellationToken,
+  ): Promise<{ items?: vscode.InlineCompletionItem[]; outcome: RequestOutcome }> {
     const settings = this.settings();
     const request = this.request(document, position);
-    if (!request) return undefined;
+    if (!request) return { outcome: 'empty' };
     const started = performance.now();
     const cached = this.service.fromCache(request);
     if (cached) {
       this.log.info(`completion from cache in ${cached.latencyMs.toFixed(1)} ms (${cached.text.length} chars)`);
       this.onServed();
-      return [item(cached.text, position)];
+      return { items: [item(cached.text, position)], outcome: 'answered' };
     }
     const burst = this.typingGapMs < settings.debounceMs * BURST_FACTOR;
     const debounce = burst ? settings.debounceMs : settings.debounceMs * PAUSED_DEBOUNCE_FRACTION;
     // Counted from the keystroke: VS Code calls the provider some 60 ms after it, which is part of the pause.
-    if (!(await sleep(debounce - (started - this.lastKeystroke), token))) return undefined;
+    if (!(await sleep(debounce - (started - this.lastKeystroke), token))) return { outcome: 'cancelled' };
     const controller = new AbortController();
     const subscription = token.onCancellationRequested(() => controller.abort());
     try {
       const served = await this.service.generate(request, controller.signal);
-      if (!served || token.isCancellationRequested) return undefined;
+      if (token.isCancellationRequested) return { outcome: 'cancelled' };
+      if (!served) return { outcome: 'empty' };
       const r = served.result;
       const gate = r
         ? `gate ${r.gate.policy} ${r.gate.fire ? 'fired' : 'closed'} (score ${r.gate.score.toFixed(3)}), ${r.snippets.length} snippets, `
@@ -100,10 +117,10 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
         `completion from model in ${(performance.now() - started).toFixed(0)} ms: ${gate}${served.text.length} chars`,
       );
       this.onServed();
-      return [item(served.text, position)];
+      return { items: [item(served.text, position)], outcome: 'answered' };
     } catch (error) {
       this.log.error(`completion failed: ${(error as Error).message}`);
-      return undefined;
+      return { outcome: 'failed' };
     } finally {
       subscription.dispose();
     }

@@ -22,8 +22,8 @@ export interface StatusInputs {
  */
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('repogate.status', vscode.StatusBarAlignment.Right, 100);
-  /** The tooltip's source text, so that progress ticks (ten a second while indexing) do not rebuild it. */
-  private tooltipSource = '';
+  /** What was last handed to the item: every assignment sends the whole item to the workbench again. */
+  private shown = { text: '', tooltip: '', command: '', background: '' };
   /** The slow-machine warning is shown once per session. */
   private warnedSlow = false;
 
@@ -34,60 +34,67 @@ export class StatusBar implements vscode.Disposable {
   }
 
   render(s: StatusInputs): void {
-    const item = this.item;
-    item.backgroundColor = undefined;
+    const item = { text: '', command: 'repogate.menu', background: '' };
     const tooltip: string[] = [];
     if (s.model.kind === 'error') {
       item.text = '$(error) RepoGate';
-      item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      item.background = 'statusBarItem.errorBackground';
       item.command = 'repogate.showLog';
-      tooltip.push(`**Model error** — ${escape(s.model.message)}\n\nClick to open the log.`);
+      tooltip.push(`Model error — ${s.model.message}\n\nClick to open the log.`);
     } else if (!s.enabled) {
       item.text = '$(circle-slash) RepoGate';
-      item.command = 'repogate.menu';
-      tooltip.push('Completions are **disabled**. Click for the menu (toggle, reindex, gate policy, log, settings).');
+      tooltip.push('Completions are disabled. Click for the menu (toggle, reindex, gate policy, log, settings).');
     } else if (s.model.kind === 'no-model') {
       item.text = '$(cloud-download) RepoGate: no model';
-      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      item.background = 'statusBarItem.warningBackground';
       item.command = 'repogate.selectModel';
       tooltip.push(
         'No code model is configured. Click to choose a GGUF file, download one, or use the bundled demo model.',
       );
     } else if (s.model.kind === 'loading') {
       item.text = '$(sync~spin) RepoGate: loading model';
-      item.command = 'repogate.menu';
-      tooltip.push(`Loading ${escape(s.model.path)}…`);
+      tooltip.push(`Loading ${s.model.path}…`);
     } else if (s.model.generator.server?.problem) {
       // The server failed the latest request; the next one tries again, so this clears by itself.
       const problem = s.model.generator.server.problem;
       item.text = '$(warning) RepoGate: server';
-      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      item.background = 'statusBarItem.warningBackground';
       item.command = 'repogate.showLog';
-      const hint = problem.hint ? `\n\n${escape(problem.hint)}` : '';
-      tooltip.push(`**Inference server** — ${escape(problem.message)}${hint}\n\nClick to open the log.`);
+      const hint = problem.hint ? `\n\n${problem.hint}` : '';
+      tooltip.push(`Inference server — ${problem.message}${hint}\n\nClick to open the log.`);
     } else if (s.indexing) {
       item.text = `$(sync~spin) RepoGate: indexing ${s.indexing.done}/${s.indexing.total}`;
-      item.command = 'repogate.menu';
       tooltip.push('Building the repository index in the background; completions work meanwhile, without retrieval.');
     } else {
       const rate = s.stats.retrievalRate === undefined ? '–' : `${Math.round(s.stats.retrievalRate * 100)}%`;
       const latency = s.stats.lastLatencyMs === undefined ? '' : ` · ${Math.round(s.stats.lastLatencyMs)} ms`;
       const slow = this.slowFirstToken(s);
       item.text = `${slow === undefined ? '$(database)' : '$(watch)'} RAG ${rate}${latency}`;
-      item.command = 'repogate.menu';
-      tooltip.push('**RepoGate** — share of recent completions where the gate retrieved cross-file context.\n\n');
+      tooltip.push('RepoGate — share of recent completions where the gate retrieved cross-file context.');
       if (slow !== undefined) {
-        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
-        tooltip.push(`\n\n${escape(slowAdvice(slow))}`);
+        item.background = 'statusBarItem.warningBackground';
+        tooltip.push(`\n\n${slowAdvice(slow)}`);
         this.warnSlowOnce(slow);
       }
     }
     tooltip.push(`\n\n${this.details(s)}`);
-    const source = tooltip.join('');
-    if (source !== this.tooltipSource) {
-      this.tooltipSource = source;
-      item.tooltip = new vscode.MarkdownString(source, true);
-    }
+    this.show({ ...item, tooltip: tooltip.join('') });
+  }
+
+  /**
+   * Hands the item's parts that changed to VS Code. The tooltip is plain text: VS Code's extension host lexes a
+   * MarkdownString tooltip as Markdown each time the item is sent (the text changes ten times a second while
+   * indexing), which showed as tens of milliseconds of the cold build's stalls (tools/e2e/stalls.mjs).
+   */
+  private show(next: { text: string; tooltip: string; command: string; background: string }): void {
+    const item = this.item;
+    const shown = this.shown;
+    if (next.text !== shown.text) item.text = next.text;
+    if (next.tooltip !== shown.tooltip) item.tooltip = next.tooltip;
+    if (next.command !== shown.command) item.command = next.command;
+    if (next.background !== shown.background)
+      item.backgroundColor = next.background ? new vscode.ThemeColor(next.background) : undefined;
+    this.shown = next;
   }
 
   private details(s: StatusInputs): string {
@@ -100,8 +107,8 @@ export class StatusBar implements vscode.Disposable {
       `keystroke to first token (median of recent requests): ${st.firstTokenP50Ms === undefined ? '–' : `${Math.round(st.firstTokenP50Ms)} ms`}`,
     ];
     if (s.model.kind === 'ready') {
-      rows.push(`model: ${escape(describeModel(s.model.generator))}`);
-      if (s.model.policyModel) rows.push(`policy model: ${escape(describeModel(s.model.policyModel))}`);
+      rows.push(`model: ${describeModel(s.model.generator)}`);
+      if (s.model.policyModel) rows.push(`policy model: ${describeModel(s.model.policyModel)}`);
     }
     if (s.index) rows.push(`index: ${s.index.files} files, ${s.index.symbols} symbols`);
     return rows.map((r) => `- ${r}`).join('\n');
@@ -133,8 +140,4 @@ function slowAdvice(ms: number): string {
     'recent requests), too late for ghost text. Use a smaller model (Qwen2.5-Coder 0.5B or 1.5B), a GPU ' +
     '("repogate.gpuLayers" with CUDA, Metal or Vulkan), or run the model on a faster machine as a server.'
   );
-}
-
-function escape(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
 }

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'fs';
 import { spawnSync } from 'child_process';
 import { basename, join } from 'path';
 import { buildBigRepo } from './bigRepo.mjs';
+import { openSession } from './session.mjs';
 
 const linesOf = (re) => (log) => log.split('\n').filter((line) => re.test(line));
 const indexedLines = linesOf(/indexed \d+ files, \d+ symbols/);
@@ -20,6 +21,8 @@ const LATENCY_MAX_ATTEMPTS = 90;
 const LATENCY_TARGET_P50_MS = 300;
 const EVENT_LOOP_TARGET_MS = 50;
 const BIG_REPO_MIN_FILES = 2_000;
+/** The issue's figure: RepoGate's cold-build stall at most this much over the null extension's in a window without it. */
+const NULL_STALL_MARGIN_MS = 20;
 /** Positions (one per file) of the RepoGate-versus-null comparison on the large repository. */
 const REAL_FILE_POSITIONS = 20;
 /** The issue's figures for the editor at real size (reported, not pass/fail: speed targets live in benchmarks). */
@@ -57,6 +60,26 @@ function probeStalls(artifactsDir) {
     .map((line) => [logTime(line), Number(line.split(' ')[2])])
     .filter(([end, ms]) => end !== undefined && ms > 0)
     .map(([end, ms]) => [end - ms, end, ms]);
+}
+
+/**
+ * Milliseconds from RepoGate's activation to the end of its start-up build, from its log: the wait for the host to
+ * settle ("start-up index build after N ms …") plus the time from that line to the first `indexed` line.
+ */
+function startUpSpanMs(log) {
+  const lines = log.split('\n');
+  const start = lines.find((l) => /start-up index build after \d+ ms/.test(l));
+  const end = indexedLines(log)[0];
+  if (!start || logTime(start) === undefined || logTime(end) === undefined)
+    return Math.round(parseIndexed(end).seconds * 1000);
+  return Number(/after (\d+) ms/.exec(start)[1]) + (logTime(end) - logTime(start));
+}
+
+/** The numbers of a RepoGate `indexed …` log line. */
+function parseIndexed(line) {
+  const m = /indexed (\d+) files, (\d+) symbols in ([\d.]+) s; event loop max delay ([\d.]+) ms/.exec(line);
+  if (!m) throw new Error(`unexpected index line: ${line}`);
+  return { files: Number(m[1]), symbols: Number(m[2]), seconds: Number(m[3]), maxDelayMs: Number(m[4]) };
 }
 
 /** The value below which `q` of the sorted numbers lie (nearest rank). */
@@ -100,7 +123,7 @@ async function ghostAfterTyping(editor, prefixes, { accept = () => true, timeout
 }
 
 /** JavaScript/TypeScript files under `dir` with at least `minLines` lines, sorted (the same list every run). */
-function codeFiles(dir, minLines = 30) {
+export function codeFiles(dir, minLines = 30) {
   const found = [];
   const walk = (d) => {
     for (const entry of readdirSync(d, { withFileTypes: true })) {
@@ -118,7 +141,7 @@ function codeFiles(dir, minLines = 30) {
  * that two calls with different offsets pick different files): the first line from 40 % of the file on that ends
  * a statement or block, short enough to be code a person wrote, not a generated blob.
  */
-function positionsIn(files, count, offset = 0) {
+export function positionsIn(files, count, offset = 0) {
   const stride = files.length / count;
   return Array.from({ length: count }, (_, i) => {
     const file = files[Math.floor((i + offset) * stride)];
@@ -521,6 +544,11 @@ export const checks = [
         timeout: 180_000,
       });
       const before = indexedLines(first).length;
+      // The span from the activation (RepoGate's and the null extension's, both onStartupFinished) to the cold
+      // build's end: the start-up build first waits for the host to settle (src/vscode/quietStart.ts). The null
+      // extension's longest delay over it in this window; the next check measures it in a window without RepoGate.
+      const spanMs = startUpSpanMs(first);
+      const coldNull = await editor.loopDelay(spanMs);
       // Then "Reindex Repository" from the palette; its progress ("indexing n/m" in the status bar, "n/m files"
       // in the notification) says how many files it goes through.
       let progressTotal = 0;
@@ -549,20 +577,15 @@ export const checks = [
       }
       // The loop probe's CPU profile is written in 10 s pieces: wait for the one that holds the reindex's end.
       if (process.env.REPOGATE_E2E_LOOP_PROBE_PROFILE === '1') await editor.page.waitForTimeout(11_000);
-      const parse = (line) => {
-        const m = /indexed (\d+) files, (\d+) symbols in ([\d.]+) s; event loop max delay ([\d.]+) ms/.exec(line);
-        if (!m) throw new Error(`unexpected index line: ${line}`);
-        return { files: Number(m[1]), symbols: Number(m[2]), seconds: Number(m[3]), maxDelayMs: Number(m[4]) };
-      };
-      const cold = parse(indexedLines(log)[0]);
-      const reindex = { ...parse(indexedLines(log).at(-1)), progressTotal };
+      const cold = parseIndexed(indexedLines(log)[0]);
+      const reindex = { ...parseIndexed(indexedLines(log).at(-1)), progressTotal };
       // REPOGATE_E2E_REINDEX_RUNS=n: n palette reindexes in all, for a spread of the max delay on a noisy machine.
       const reindexDelays = [reindex.maxDelayMs];
       for (let run = 1; run < Number(process.env.REPOGATE_E2E_REINDEX_RUNS ?? 1); run++) {
         const count = indexedLines(log).length;
         await editor.commandPalette('RepoGate: Reindex Repository');
         log = await editor.waitForLog((t) => indexedLines(t).length > count, { timeout: 150_000 });
-        reindexDelays.push(parse(indexedLines(log).at(-1)).maxDelayMs);
+        reindexDelays.push(parseIndexed(indexedLines(log).at(-1)).maxDelayMs);
       }
       const modelLoad = log.split('\n').find((l) => /model ready: /.test(l));
       metrics.eventLoop = {
@@ -574,6 +597,8 @@ export const checks = [
         // extension host's other extensions and the loading of the model.
         coldBuild: {
           ...cold,
+          spanFromActivationMs: spanMs,
+          nullExtension: coldNull,
           targetMet: cold.maxDelayMs <= EVENT_LOOP_TARGET_MS,
           modelLoadedDuringIt: Boolean(modelLoad) && log.indexOf(modelLoad) < log.indexOf(indexedLines(log)[0]),
         },
@@ -619,6 +644,53 @@ export const checks = [
         );
       }
       return `progress over ${progressTotal} files in ${seconds} s`;
+    },
+  },
+  {
+    name: `the cold build's stall against the null extension's in a window of the large repository without RepoGate (margin <= ${NULL_STALL_MARGIN_MS} ms, own <= ${EVENT_LOOP_TARGET_MS} ms)`,
+    timeoutMs: 300_000,
+    async run(editor, { work, artifactsDir, say }) {
+      const e = metrics.eventLoop;
+      if (!e) throw new Error('the large repository was not indexed (the event-loop check did not run)');
+      const span = e.coldBuild.spanFromActivationMs;
+      // The host's longest delay from the activation to the cold build's end in RepoGate's window, by the null
+      // extension's monitor: the same instrument as in the window without RepoGate.
+      const inRepoGateWindow = e.coldBuild.nullExtension;
+      // A second code-server with only the null extension, on the same folder: VS Code's own start-up with
+      // everything but RepoGate, measured over the same span from the activation.
+      const dir = join(work, 'null-window');
+      const baselineDir = join(dir, 'requests');
+      mkdirSync(dir, { recursive: true });
+      const session = await openSession({
+        work: dir,
+        workspace: join(work, 'big-repo'),
+        extensions: ['null-completion'],
+        artifactsDir,
+        env: { ...process.env, REPOGATE_E2E_BASELINE_DIR: baselineDir },
+        say,
+      });
+      let baseline;
+      try {
+        baseline = await session.editor.loopDelay(span);
+      } finally {
+        await session.close();
+      }
+      const tenth = (x) => Math.round(x * 10) / 10;
+      const marginMs = tenth(inRepoGateWindow.maxDelayMs - baseline.maxDelayMs);
+      e.nullBaseline = {
+        maxDelayMs: baseline.maxDelayMs,
+        overMs: baseline.overMs,
+        repogateWindowByNullMs: inRepoGateWindow.maxDelayMs,
+        marginMs,
+        ownMinusNullMs: tenth(e.coldBuild.maxDelayMs - baseline.maxDelayMs),
+        targetMarginMs: NULL_STALL_MARGIN_MS,
+        targetMet: marginMs <= NULL_STALL_MARGIN_MS && e.coldBuild.maxDelayMs <= EVENT_LOOP_TARGET_MS,
+      };
+      return (
+        `host's longest delay over the first ${span} ms from activation: with RepoGate ${inRepoGateWindow.maxDelayMs} ms, ` +
+        `without ${baseline.maxDelayMs} ms (margin ${marginMs} ms); RepoGate's own, during its build: ${e.coldBuild.maxDelayMs} ms ` +
+        `(target: margin <= ${NULL_STALL_MARGIN_MS} ms, own <= ${EVENT_LOOP_TARGET_MS} ms: ${e.nullBaseline.targetMet ? 'met' : 'NOT MET'})`
+      );
     },
   },
   {

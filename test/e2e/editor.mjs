@@ -110,6 +110,30 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       return opened;
     },
 
+    /**
+     * The extension host's longest event-loop delay over the first `forMs` after the baseline extension's
+     * activation (tools/e2e/null-completion), measured as RepoGate measures its builds: `{maxDelayMs, overMs}`.
+     */
+    async loopDelay(forMs) {
+      const { maxDelayMs, overMs } = await request({ op: 'loopDelay', forMs }, { timeout: forMs + 60_000 });
+      return { maxDelayMs, overMs };
+    },
+
+    /** The longest event-loop delay of the extension host since the previous call, and the host's pid. */
+    async loopWindow() {
+      return request({ op: 'loopWindow' });
+    },
+
+    /** Saves the active document through the baseline extension; resolves once it is written (false: nothing to save). */
+    async save() {
+      return (await request({ op: 'save' })).saved;
+    },
+
+    /** Calls RepoGate's test hook `name` (REPOGATE_FAULT_HOOKS=1 in code-server's environment); returns its value. */
+    async hook(name) {
+      return (await request({ op: 'hook', name }, { timeout: 30_000 })).value;
+    },
+
     /** Sets user settings (an object of key → value) through the baseline extension's configuration API. */
     async configure(settings) {
       await request({ op: 'configure', settings });

@@ -10,62 +10,16 @@
 // (also install tools/e2e/loop-probe, which logs the extension host's event-loop stalls with timestamps).
 // Prints one line per check and a final `N passed, N failed`; exits 1 on any failure. code-server and chromium
 // are always stopped, also on failure, on the overall timeout and on SIGINT/SIGTERM.
-import { spawn } from 'child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
-import { chromium } from 'playwright-core';
 import { checks, metrics } from './checks.mjs';
-import {
-  cache,
-  CHROMIUM_ARGS,
-  codeServer,
-  freePort,
-  node24,
-  root,
-  startCodeServer,
-  stopGroup,
-  waitForHttp,
-} from './codeServer.mjs';
-import { createEditor } from './editor.mjs';
+import { cache, codeServer, node24, root } from './codeServer.mjs';
+import { newestVsix, openSession, withTimeout } from './session.mjs';
 
 const artifactsDir = join(root, 'test', 'e2e', 'artifacts');
 const timeoutMs = Number(process.env.REPOGATE_E2E_TIMEOUT_S ?? 900) * 1000;
 const CHECK_TIMEOUT_MS = 180_000;
-// Offline and focused on the extension: trust the workspace (restricted mode would stop indexing), no chat panel
-// or built-in AI suggestions competing for ghost text, no gallery or update requests.
-const SETTINGS = {
-  'security.workspace.trust.enabled': false,
-  'chat.disableAIFeatures': true,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
-  'workbench.startupEditor': 'none',
-  'workbench.enableExperiments': false,
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'update.mode': 'none',
-  'telemetry.telemetryLevel': 'off',
-  'editor.inlineSuggest.enabled': true,
-  // VS Code's port finder starts a process every few seconds (40-330 ms stalls of the extension host on this
-  // machine, tools/e2e/stalls.mjs): not RepoGate's, and nothing here listens on ports, so it is off. Turning off
-  // auto-forwarding alone leaves code-server's finder polling (findCandidatePorts in the profiles); the source
-  // setting stops the polling itself.
-  'remote.autoForwardPorts': false,
-  'remote.autoForwardPortsSource': 'output',
-  // "Explain Last Completion" opens a Markdown document: one view line per line, so checks read whole lines.
-  '[markdown]': { 'editor.wordWrap': 'off' },
-};
-
 // REPOGATE_E2E_ONLY: a regular expression; only the checks whose names match run (for working on one check).
 const selected = process.env.REPOGATE_E2E_ONLY
   ? checks.filter((c) => new RegExp(process.env.REPOGATE_E2E_ONLY).test(c.name))
@@ -74,82 +28,7 @@ const started = Date.now();
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const say = (line) => console.log(`[e2e ${seconds(Date.now() - started).padStart(7)}] ${line}`);
 
-function newestVsix() {
-  const found = readdirSync(root)
-    .filter((n) => /^repogate-.*\.vsix$/.test(n))
-    .map((n) => join(root, n))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  if (!found.length) throw new Error(`no repogate-*.vsix in ${root}: run npm run package first`);
-  return found[0];
-}
-
-/**
- * A builtin-extensions folder for `--builtin-extensions-dir` that links only those of code-server's built-in
- * extensions that run no code (themes, grammars, language configurations): the others (git, github, npm, emmet,
- * the language features, Copilot Chat, merge-conflict…) would share the extension host with RepoGate, and their
- * startup and file work would be counted among its event-loop stalls. code-server has no `--disable-extension`.
- * Returns the ids left out.
- */
-function codelessBuiltins(to) {
-  const dir = join(cache, 'node_modules', 'code-server', 'lib', 'vscode', 'extensions');
-  mkdirSync(to, { recursive: true });
-  const off = [];
-  for (const name of readdirSync(dir)) {
-    const manifest = join(dir, name, 'package.json');
-    if (!existsSync(manifest)) continue;
-    const { publisher, name: id, main, browser } = JSON.parse(readFileSync(manifest, 'utf8'));
-    if (main || browser) off.push(`${publisher}.${id}`);
-    else symlinkSync(join(dir, name), join(to, name));
-  }
-  return off;
-}
-
-function exited(child) {
-  return new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));
-}
-
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, fail) => {
-      timer = setTimeout(() => fail(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-/** Packages the test-only extension in tools/e2e/<name> with vsce and installs it next to RepoGate. */
-async function installTestExtension(name, common, logFile) {
-  const vsix = join(work, `${name}.vsix`);
-  const vsce = spawn(
-    join(root, 'node_modules', '.bin', 'vsce'),
-    ['package', '--out', vsix, '--allow-missing-repository', '--skip-license', '--allow-star-activation'],
-    { cwd: join(root, 'tools', 'e2e', name), stdio: 'ignore' },
-  );
-  if ((await withTimeout(exited(vsce), 60_000, `vsce package (${name})`)) !== 0)
-    throw new Error(`vsce could not package tools/e2e/${name}`);
-  const installed = await withTimeout(
-    exited(startCodeServer([...common, '--install-extension', vsix], logFile)),
-    120_000,
-    `installing ${name}`,
-  );
-  if (installed !== 0) throw new Error(`installing tools/e2e/${name} exited with ${installed}`);
-}
-
-/**
- * REPOGATE_E2E_LOOP_PROBE=1: installs tools/e2e/loop-probe, a test-only extension that logs every stall of the
- * extension host's event loop over 30 ms to test/e2e/artifacts/event-loop/exthost-<pid>.txt, with the RepoGate
- * log's timestamps: RepoGate's "event loop max delay" says how long the worst stall of an index build was, the
- * probe's timeline says when each one happened (model loading, activation, indexing…).
- */
-async function installLoopProbe(common, logFile) {
-  process.env.REPOGATE_E2E_LOOP_PROBE_DIR = join(artifactsDir, 'event-loop');
-  await installTestExtension('loop-probe', common, logFile);
-  say(`event-loop probe installed: stalls over 30 ms go to ${process.env.REPOGATE_E2E_LOOP_PROBE_DIR}`);
-}
-
-let server;
-let browser;
+let session;
 let work;
 let finishing;
 const results = [];
@@ -161,8 +40,7 @@ const results = [];
 function finish(reason) {
   finishing ??= (async () => {
     if (reason) console.log(`e2e aborted: ${reason}`);
-    await browser?.close().catch(() => {});
-    await stopGroup(server);
+    await session?.close();
     // code-server's output and the VS Code logs (the extension's among them) outlive the temporary folder.
     if (work) {
       mkdirSync(artifactsDir, { recursive: true });
@@ -203,6 +81,14 @@ function printMetrics() {
       `  event loop while indexing ${e.files} files (${e.symbols} symbols), target <= ${e.targetMs} ms: cold full build at window start ${line(e.coldBuild)}` +
         `${e.coldBuild.modelLoadedDuringIt ? ' (the model loaded meanwhile)' : ''}; "Reindex Repository" ${line(e.paletteReindex)}, progress over ${e.paletteReindex.progressTotal} files`,
     );
+    if (e.nullBaseline) {
+      const n = e.nullBaseline;
+      console.log(
+        `  the host's longest delay over the ${n.overMs} ms from activation to the cold build's end: with RepoGate ${n.repogateWindowByNullMs} ms, ` +
+          `without (the null extension alone) ${n.maxDelayMs} ms: margin ${n.marginMs} ms; RepoGate's own ${e.coldBuild.maxDelayMs} ms ` +
+          `(target: margin <= ${n.targetMarginMs} ms, own <= ${e.targetMs} ms: ${n.targetMet ? 'met' : 'NOT MET'})`,
+      );
+    }
     if (e.probe) {
       console.log(
         `  loop probe during the cold build: longest stall ${e.probe.maxMs} ms; while the model loaded ${e.probe.duringModelLoadMaxMs} ms,` +
@@ -248,61 +134,34 @@ try {
     throw new Error(`code-server is not installed in ${cache}: run bash tools/e2e/install.sh`);
   rmSync(artifactsDir, { recursive: true, force: true });
   work = mkdtempSync(join(tmpdir(), 'repogate-e2e-'));
-  const userDataDir = join(work, 'user-data');
-  const extensionsDir = join(work, 'extensions');
   const workspace = join(work, 'shop');
-  const logFile = join(work, 'code-server.log');
   cpSync(join(root, 'test', 'fixtures', 'repos', 'shop'), workspace, { recursive: true });
-  mkdirSync(join(userDataDir, 'User'), { recursive: true });
-  writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(SETTINGS, null, 2));
-  // Its own config file: code-server would otherwise create ~/.config/code-server/config.yaml.
-  const common = [
-    '--config',
-    join(work, 'config.yaml'),
-    '--user-data-dir',
-    userDataDir,
-    '--extensions-dir',
-    extensionsDir,
-  ];
-
-  say(`installing ${vsix}`);
-  const installer = startCodeServer([...common, '--install-extension', vsix], logFile);
-  const installed = await withTimeout(exited(installer), 120_000, 'code-server --install-extension');
-  if (installed !== 0)
-    throw new Error(`code-server --install-extension exited with ${installed}; see test/e2e/artifacts/code-server.log`);
-  if (process.env.REPOGATE_E2E_LOOP_PROBE === '1') await installLoopProbe(common, logFile);
-  // The null-completion baseline of the editor-latency checks; it also opens files and sets settings for them.
+  // REPOGATE_E2E_LOOP_PROBE=1: tools/e2e/loop-probe logs every stall of the extension host's event loop over 30 ms
+  // to artifacts/event-loop/exthost-<pid>.txt, with the RepoGate log's timestamps (when each stall happened).
+  const probe = process.env.REPOGATE_E2E_LOOP_PROBE === '1';
+  // The null-completion baseline of the editor-latency checks; it also carries out the test's requests (open a
+  // file, set settings, the event-loop delay) dropped into baselineDir.
   const baselineDir = join(work, 'baseline-requests');
-  process.env.REPOGATE_E2E_BASELINE_DIR = baselineDir;
-  await installTestExtension('null-completion', common, logFile);
-
-  const port = await freePort();
-  say(`starting code-server on 127.0.0.1:${port}`);
-  const isolate = [];
-  if (process.env.REPOGATE_E2E_OTHER_EXTENSIONS === 'off') {
-    const builtins = join(work, 'builtin-extensions');
-    say(`built-in extensions with code left out: ${codelessBuiltins(builtins).join(', ')}`);
-    isolate.push('--builtin-extensions-dir', builtins);
-  }
-  server = startCodeServer(
-    [...common, ...isolate, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', workspace],
-    logFile,
-  );
-  await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, 60_000);
-  say('code-server answers; opening the workbench in chromium');
-
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(`http://127.0.0.1:${port}/`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-  say('workbench loaded');
-
-  const editor = createEditor(page, { userDataDir, artifactsDir, baselineDir });
+  const env = {
+    ...process.env,
+    REPOGATE_E2E_BASELINE_DIR: baselineDir,
+    ...(probe && { REPOGATE_E2E_LOOP_PROBE_DIR: join(artifactsDir, 'event-loop') }),
+  };
+  session = await openSession({
+    work,
+    workspace,
+    extensions: [vsix, ...(probe ? ['loop-probe'] : []), 'null-completion'],
+    artifactsDir,
+    env,
+    isolate: process.env.REPOGATE_E2E_OTHER_EXTENSIONS === 'off',
+    say,
+  });
+  const { editor } = session;
   for (const check of selected) {
     const t0 = Date.now();
     try {
       const detail = await withTimeout(
-        check.run(editor, { root, work, artifactsDir }),
+        check.run(editor, { root, work, artifactsDir, say }),
         check.timeoutMs ?? CHECK_TIMEOUT_MS,
         check.name,
       );

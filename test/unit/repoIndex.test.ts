@@ -120,6 +120,20 @@ describe('RepoIndex on a fixture repository', () => {
       assert.strictEqual(index.stats().files, before.files - 1);
     });
   });
+
+  it('takes two updates of one file at once (the editor and the file watcher), the later text winning', async () => {
+    await onShopCopy(async (index) => {
+      const file = 'src/models/user.ts';
+      // The second parse replaces the first one's tree in the parser's cache: the first update must not read it after.
+      const results = await Promise.all([
+        index.update(file, 'export function first(a: number) { return a; }\n'),
+        index.update(file, 'export function second(b: number) { return b; }\n'),
+      ]);
+      assert.deepStrictEqual(results, [true, true]);
+      assert.strictEqual(index.symbols('second').length, 1);
+      assert.strictEqual(index.symbols('first').length, 0);
+    });
+  });
 });
 
 describe('single-file refresh (editor and file events)', () => {
