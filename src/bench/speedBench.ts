@@ -56,12 +56,13 @@ export interface SpeedReport {
   /** First token of the first request in a file (empty KV cache), per file. */
   cold_first_token_ms: number[];
   keystroke: KeystrokeScore;
-  keystroke_token_gate: KeystrokeScore;
+  /** The replays other than `never` are absent when not asked for (SpeedOptions.gates). */
+  keystroke_token_gate?: KeystrokeScore;
   /** The heuristic gate (what `token` falls back to for a model without `<cc>`). */
-  keystroke_heuristic: KeystrokeScore;
-  keystroke_cc: KeystrokeScore;
-  /** Token gate over plain FIM: p50 first token with the gate (not firing) / without, minus 1. */
-  gate_overhead_ratio: number;
+  keystroke_heuristic?: KeystrokeScore;
+  keystroke_cc?: KeystrokeScore;
+  /** Token gate over plain FIM: p50 first token with the gate / without, minus 1 (absent without the token replay). */
+  gate_overhead_ratio?: number;
 }
 
 export interface SpeedOptions {
@@ -72,8 +73,11 @@ export interface SpeedOptions {
   /** Lines typed along, and characters typed per line. */
   lines: number;
   keystrokes: number;
+  /** The replays besides `never` (the baseline, always run): default token, heuristic and always. */
+  gates?: readonly GatePolicyName[];
   log(line: string): void;
 }
+
 
 /** Prompt length for the prompt-speed and forward measurements: a full left context of the default budget. */
 const PROMPT_TOKENS = 1024;
@@ -133,9 +137,11 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
       return result;
     };
     const never = await replay('never');
-    const token = await replay('token');
-    const heuristic = await replay('heuristic');
-    const cc = await replay('always');
+    const asked = (gate: GatePolicyName): Promise<{ score: KeystrokeScore } | undefined> =>
+      options.gates && !options.gates.includes(gate) ? Promise.resolve(undefined) : replay(gate);
+    const token = await asked('token');
+    const heuristic = await asked('heuristic');
+    const cc = await asked('always');
     const after = await measureFloor(model, lines[0].text);
     const forwards = [...floor.forwards, ...after.forwards];
     return {
@@ -151,10 +157,10 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
       gen_tok_s: round(Math.max(floor.gen_tok_s, after.gen_tok_s)),
       cold_first_token_ms: never.cold,
       keystroke: never.score,
-      keystroke_token_gate: token.score,
-      keystroke_heuristic: heuristic.score,
-      keystroke_cc: cc.score,
-      gate_overhead_ratio: round(token.score.first_token_p50_ms / never.score.first_token_p50_ms - 1, 3),
+      keystroke_token_gate: token?.score,
+      keystroke_heuristic: heuristic?.score,
+      keystroke_cc: cc?.score,
+      gate_overhead_ratio: token && round(token.score.first_token_p50_ms / never.score.first_token_p50_ms - 1, 3),
     };
   } finally {
     index.dispose();
