@@ -290,12 +290,11 @@ export class CompletionEngine implements CompletionBackend {
       request.text.slice(offset),
     ].join('\0');
     const expected = this.expectedContext(request.path, policy, lineKey);
+    const whole = cut(budget.leftTokens, budget.rightTokens);
     const fitted = timeBudget
-      ? this.fitTime(generator, budget, cut, (input) => [...this.promptHead(input, expected), ...typed])
-      : { input: cut(budget.leftTokens, budget.rightTokens) };
-    const full = fitted.grow ?? fitted.input;
-    const windowAt = split - full.left.length;
-    const windowed = { path: request.path, offset: windowAt, text: full.left };
+      ? this.fitTime(generator, budget, whole, cut, (input) => [...this.promptHead(input, expected), ...typed])
+      : { input: whole };
+    const windowed = { path: request.path, offset: split - whole.left.length, text: whole.left };
     return { mode, budget, policy, typed, ...fitted, lineKey, anchor: windowed, expected };
   }
 
@@ -553,10 +552,10 @@ export class CompletionEngine implements CompletionBackend {
   private fitTime(
     generator: TokenModel,
     budget: PromptBudget,
+    full: PromptInput,
     cut: (leftTokens: number, rightTokens: number) => PromptInput,
     plainTokens: (input: PromptInput) => number[],
   ): { input: PromptInput; grow?: PromptInput } {
-    const full = cut(budget.leftTokens, budget.rightTokens);
     const limitMs = this.options.firstPromptMs ?? FIRST_PROMPT_MS;
     const timed = timedSession(generator.session);
     const msPerToken = timed?.promptMsPerToken;
@@ -578,19 +577,20 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /**
-   * What a pause after this request is used for: growing a prompt the time budget cut into the cache, or, once
-   * the line looks finished, preparing the next line's start. Local models only (a server's cache is not ours to
+   * What a pause after this request is used for: once the line looks finished, preparing the next line's start
+   * (grown a rung if the time budget cut this one: the finished line's own prompt is of no more use), else
+   * growing a prompt the time budget cut into the cache. Local models only (a server's cache is not ours to
    * fill), and only with the time budget on (a benchmark of quality starts every request cold).
    */
   private scheduleBackground(request: CompletionRequest, plan: PromptPlan, line: LineState, completion: string): void {
     const timed = timedSession(this.options.generator.session);
     if (!timed || (this.options.firstPromptMs ?? FIRST_PROMPT_MS) <= 0) return;
-    if (plan.grow) {
+    if (lineLooksFinished(request, completion)) {
+      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
+    } else if (plan.grow) {
       // With the line's context: the next keystroke on the line finds it cached after the growth too.
       const tokens = [...this.promptHead(plan.grow, line.snippets), ...plan.typed];
       this.kv.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
-    } else if (lineLooksFinished(request, completion)) {
-      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
     }
   }
 
@@ -603,7 +603,9 @@ export class CompletionEngine implements CompletionBackend {
   private async prepareNextLine(request: CompletionRequest, signal: AbortSignal): Promise<void> {
     const timed = timedSession(this.options.generator.session);
     const next = newLineAfter(request);
-    const plan = this.planPrompt(next, false);
+    // The rung of the time budget its request will find cached: one above what would fit now, as a growth.
+    const planned = this.planPrompt(next, true);
+    const plan = { ...planned, input: planned.grow ?? planned.input, grow: undefined };
     if (!timed) return;
     this.kv.anchor = plan.anchor;
     // What the gate reads first, in steps: its own evaluation is then a token or two.
