@@ -78,7 +78,6 @@ export interface SpeedOptions {
   log(line: string): void;
 }
 
-
 /** Prompt length for the prompt-speed and forward measurements: a full left context of the default budget. */
 const PROMPT_TOKENS = 1024;
 /** Forward samples before and after the replays: the machine is shared, so the floor is their median. */
