@@ -91,7 +91,7 @@ const CC_CHARS = 4000;
 const MIN_FILE_LINES = 200;
 const CODE_FILE = /\.(ts|js|py|go|rs|java)$/;
 
-interface TypedLine {
+export interface TypedLine {
   path: string;
   text: string;
   line: number;
@@ -300,7 +300,7 @@ function keystrokeScore(samples: readonly KeystrokeSample[], pauses: readonly nu
  * The document as it is while the line is being typed: the stretch's lines before it are written, the line ends
  * at the cursor, and the stretch's lines after it are not there yet.
  */
-function requestAt(typed: TypedLine, lineText: string, column: number): CompletionRequest {
+export function requestAt(typed: TypedLine, lineText: string, column: number): CompletionRequest {
   const all = typed.text.split('\n');
   const text = [...all.slice(0, typed.line), lineText.slice(0, column), ...all.slice(typed.stretchEnd + 1)].join('\n');
   return { path: typed.path, text, cursor: { line: typed.line, character: column }, mode: 'line' };
@@ -311,7 +311,7 @@ function requestAt(typed: TypedLine, lineText: string, column: number): Completi
  * same ones), one stretch of consecutive lines per file, past the left budget's reach, each with enough code to
  * type, from the middle of the file's code lines on.
  */
-async function pickLines(root: string, count: number, keystrokes: number): Promise<TypedLine[]> {
+export async function pickLines(root: string, count: number, keystrokes: number): Promise<TypedLine[]> {
   const files: { path: string; text: string }[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -340,14 +340,11 @@ async function pickLines(root: string, count: number, keystrokes: number): Promi
     const first = candidates.findIndex(
       (c, i) => i >= candidates.length / 2 && candidates[i + wanted - 1]?.line === c.line + wanted - 1,
     );
-    for (const c of first < 0 ? [] : candidates.slice(first, first + wanted))
-      picked.push({
-        path: file.path,
-        text: file.text,
-        line: c.line,
-        from: c.indent + 2,
-        stretchEnd: c.line + wanted - 1,
-      });
+    if (first < 0) continue;
+    // One end for the whole stretch: the text below it stays put while its lines are written one after another.
+    const stretchEnd = candidates[first].line + wanted - 1;
+    for (const c of candidates.slice(first, first + wanted))
+      picked.push({ path: file.path, text: file.text, line: c.line, from: c.indent + 2, stretchEnd });
   }
   return picked.slice(0, count);
 }
