@@ -66,16 +66,12 @@ async function benchCommand(args: string[], flags: BenchFlags): Promise<number> 
   const tasks = await readTasks(flags.tasks);
   await checkTasksFit(repo, tasks, flags.tasks);
   if (flags.model || flags.gate) {
-    const gates = (flags.gate ?? 'never,always,token,heuristic').split(',');
-    const unknown = gates.filter((g) => !isGatePolicy(g));
-    if (unknown.length) {
-      throw new UsageError(`--gate ${unknown.join(',')}: not a gate policy (${GATE_POLICIES.join(', ')})`);
-    }
+    const gates = gatePolicies(flags.gate ?? 'never,always,token,heuristic');
     if (flags.features) await writableFile('--features', flags.features);
     const report = await runGenerationBench(repo, tasks, {
       modelPath: modelPath(flags.model),
       policyModelPath: flags['policy-model'],
-      gates: gates as GatePolicyName[],
+      gates,
       threads,
       server: serverFromFlags(flags.engine, flags.server, flags['server-model']),
       featuresOut: flags.features,
@@ -98,6 +94,15 @@ async function benchCommand(args: string[], flags: BenchFlags): Promise<number> 
   return 0;
 }
 
+/** The policies of a comma-separated --gate list. */
+function gatePolicies(list: string): GatePolicyName[] {
+  const gates = list.split(',');
+  const unknown = gates.filter((g) => !isGatePolicy(g));
+  if (unknown.length)
+    throw new UsageError(`--gate ${unknown.join(',')}: not a gate policy (${GATE_POLICIES.join(', ')})`);
+  return gates as GatePolicyName[];
+}
+
 async function speedCommand(args: string[], flags: BenchFlags): Promise<number> {
   const threads = threadsOf(flags);
   noMoreThan('speed', args, 0);
@@ -108,6 +113,7 @@ async function speedCommand(args: string[], flags: BenchFlags): Promise<number> 
     contextSize: wholeNumber('context', flags.context, 1, 4096),
     lines: wholeNumber('lines', flags.lines, 1, 6)!,
     keystrokes: wholeNumber('keystrokes', flags.keystrokes, 1, 12)!,
+    gates: flags.gate ? gatePolicies(flags.gate) : undefined,
     log,
   });
   process.stdout.write(`${JSON.stringify(report, null, flags.json ? undefined : 2)}\n`);
@@ -161,7 +167,7 @@ export const BENCH_COMMANDS: readonly Command<BenchFlags>[] = [
   },
   {
     name: 'speed',
-    usage: `  speed [--model PATH] [--repo DIR] [--threads N] [--context N] [--lines N] [--keystrokes N] [--json]
+    usage: `  speed [--model PATH] [--repo DIR] [--threads N] [--context N] [--lines N] [--keystrokes N] [--gate never,...] [--json]
                                                  the engine's speed with one model: load, forward floor, typing
                                                  replay with and without cross-file context, gate cost
 `,

@@ -1,14 +1,17 @@
 /**
  * Timing-only models: random-weight GGUFs with the exact dimensions of real code models, so that speed is
  * measured at the sizes people run without downloading gigabytes. Llama architecture (what llama.cpp runs
- * fastest on every backend), Q8_0 matrices, and the demo model's tokenizer and prompt metadata (Repoformer
- * layout with the <cc> gate) padded to the real vocabulary size. Models with a GELU MLP (StarCoder,
- * StarCoder2) get a gated FFN of the same parameter count, so a token costs the same arithmetic.
+ * fastest on every backend), Q8_0 matrices, and the demo model's tokenizer padded to the real vocabulary size,
+ * its special tokens renamed to the real model's family (Qwen2.5-Coder's `<|fim_prefix|>` and `<|file_sep|>`,
+ * StarCoder2's `<file_sep>`, ...), so that the engine builds that family's prompt; the Repoformer shapes keep
+ * the demo model's `<cc>` gate and prompt metadata. Models with a GELU MLP (StarCoder, StarCoder2) get a gated
+ * FFN of the same parameter count, so a token costs the same arithmetic.
  * The weights are random: the text they write is noise, and the metadata says so (repogate.timing_only).
  */
 import { existsSync, promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { FAMILIES, type SpecialRole } from '../model/families';
 import { readGguf, type GgufValue } from '../model/gguf';
 import { kv, writeGgufStreamed, type GgufKv, type StreamedTensor } from '../convert/ggufWriter';
 import { f32ToF16, GGML_TYPE_ID, outputBytes, Q8_0_BLOCK, Q8_0_BLOCK_BYTES } from '../convert/numbers';
@@ -27,10 +30,15 @@ export interface ModelShape {
   ropeBase: number;
   /** Output projection shared with the token embedding (no output.weight), as in the real model. */
   tied: boolean;
+  /** The real model's family (src/model/families.ts): its special tokens and so its prompt layout. */
+  family: ShapeFamily;
 }
 
+/** The families a shape can carry; 'repoformer' is the demo model's own layout (its tokens and metadata kept). */
+export type ShapeFamily = 'repoformer' | 'qwen2.5-coder' | 'starcoder2' | 'deepseek-coder';
+
 /** Bumped when the files this module writes change, so that cached files are rewritten. */
-const SHAPE_VERSION = 1;
+const SHAPE_VERSION = 2;
 /** llama_ftype LLAMA_FTYPE_MOSTLY_Q8_0. */
 const FILE_TYPE_Q8_0 = 7;
 const TOKEN_TYPE_CONTROL = 3;
@@ -40,6 +48,10 @@ const TEMPLATE_BLOCKS = 1 << 18;
 const QUANT_STD = 73.9;
 /** Metadata of the demo model that describes its training, not the timing model. */
 const DROPPED_KEY = /^(repogate\.train\.|general\.(name|description|file_type)$|llama\.)/;
+/** The demo model's prompt metadata (its Repoformer layout and gate): dropped when a shape carries another family. */
+const DEMO_PROMPT_KEY = /^repogate\./;
+/** The demo model's special tokens by role (the tokenizer every shape is made from). */
+const DEMO_FAMILY = 'repogate-tiny';
 
 /** A gated FFN with the parameters of a GELU MLP of width `inner`: 3·d·f = 2·d·inner, f rounded to Q8_0 blocks. */
 const gatedEquivalent = (inner: number): number => Math.round((2 * inner) / 3 / Q8_0_BLOCK) * Q8_0_BLOCK;
@@ -58,6 +70,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 32768,
     ropeBase: 1e6,
     tied: true,
+    family: 'qwen2.5-coder',
   },
   {
     name: 'qwen2.5-coder-1.5b',
@@ -71,6 +84,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 32768,
     ropeBase: 1e6,
     tied: true,
+    family: 'qwen2.5-coder',
   },
   {
     name: 'qwen2.5-coder-7b',
@@ -84,6 +98,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 32768,
     ropeBase: 1e6,
     tied: false,
+    family: 'qwen2.5-coder',
   },
   {
     name: 'repoformer-1b',
@@ -97,6 +112,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 8192,
     ropeBase: 1e4,
     tied: true,
+    family: 'repoformer',
   },
   {
     name: 'repoformer-3b',
@@ -110,6 +126,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 8192,
     ropeBase: 1e4,
     tied: true,
+    family: 'repoformer',
   },
   {
     name: 'repoformer-7b',
@@ -123,6 +140,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 8192,
     ropeBase: 1e4,
     tied: true,
+    family: 'repoformer',
   },
   {
     name: 'starcoder2-3b',
@@ -136,6 +154,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 16384,
     ropeBase: 999999.4,
     tied: true,
+    family: 'starcoder2',
   },
   {
     name: 'deepseek-coder-1.3b',
@@ -149,6 +168,7 @@ export const SHAPES: readonly ModelShape[] = [
     contextLength: 16384,
     ropeBase: 1e5,
     tied: false,
+    family: 'deepseek-coder',
   },
 ];
 
@@ -187,15 +207,16 @@ export async function ensureShapeModel(shape: ModelShape, tokenizerModel: string
   if (tokens.length > shape.vocab)
     throw new Error(`${tokenizerModel}'s ${tokens.length} tokens exceed ${shape.name}'s vocabulary`);
   const padding = shape.vocab - tokens.length;
+  const named = familyTokens(tokens as string[], shape.family);
   const kvs: GgufKv[] = [];
   for (const [key, value] of source.metadata) {
-    if (DROPPED_KEY.test(key)) continue;
+    if (DROPPED_KEY.test(key) || (shape.family !== 'repoformer' && DEMO_PROMPT_KEY.test(key))) continue;
     const type = source.metadataTypes.get(key)!;
     if (key === 'tokenizer.ggml.tokens')
       kvs.push({
         key,
         type,
-        value: [...tokens, ...Array.from({ length: padding }, (_, i) => `<|repogate_pad_${i}|>`)],
+        value: [...named, ...Array.from({ length: padding }, (_, i) => `<|repogate_pad_${i}|>`)],
       });
     else if (key === 'tokenizer.ggml.token_type')
       kvs.push({ key, type, value: [...types, ...new Array<GgufValue>(padding).fill(TOKEN_TYPE_CONTROL)] });
@@ -208,6 +229,27 @@ export async function ensureShapeModel(shape: ModelShape, tokenizerModel: string
   for (let id = 0; id < shape.vocab; id++) if (id >= tokens.length || types[id] === TOKEN_TYPE_CONTROL) silent.add(id);
   await writeGgufStreamed(file, kvs, shapeTensors(shape, silent));
   return file;
+}
+
+/**
+ * The demo tokenizer's tokens with its special tokens renamed to `family`'s: each role the family shares (the FIM
+ * markers, end of text) gets the family's first name for it; the demo's other specials (`<cc>`, `<eof>`) become
+ * the roles the family has and the demo lacks (file separator, repository name), or unused names.
+ */
+export function familyTokens(tokens: readonly string[], family: ShapeFamily): string[] {
+  if (family === 'repoformer') return [...tokens];
+  const demo = FAMILIES.find((f) => f.id === DEMO_FAMILY)!.tokens;
+  const target = FAMILIES.find((f) => f.id === family)!.tokens;
+  const roleOf = new Map<string, SpecialRole>();
+  for (const [role, names] of Object.entries(demo) as [SpecialRole, readonly string[]][])
+    for (const name of names) roleOf.set(name, role);
+  const extra = (Object.keys(target) as SpecialRole[]).filter((role) => !demo[role]);
+  return tokens.map((token, id) => {
+    const role = roleOf.get(token);
+    if (role === undefined) return token;
+    const name = target[role]?.[0] ?? target[extra.shift() ?? role]?.[0];
+    return name ?? `<|repogate_unused_${id}|>`;
+  });
 }
 
 async function isCurrent(file: string, shape: ModelShape): Promise<boolean> {
@@ -230,6 +272,7 @@ function shapeKvs(shape: ModelShape): GgufKv[] {
     u32('general.file_type', FILE_TYPE_Q8_0),
     kv.bool('repogate.timing_only', true),
     str('repogate.shape', shape.name),
+    str('repogate.shape_family', shape.family),
     u32('repogate.shape_version', SHAPE_VERSION),
     u32('llama.context_length', shape.contextLength),
     u32('llama.embedding_length', shape.embedding),

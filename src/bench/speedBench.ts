@@ -56,12 +56,13 @@ export interface SpeedReport {
   /** First token of the first request in a file (empty KV cache), per file. */
   cold_first_token_ms: number[];
   keystroke: KeystrokeScore;
-  keystroke_token_gate: KeystrokeScore;
+  /** The replays other than `never` are absent when not asked for (SpeedOptions.gates). */
+  keystroke_token_gate?: KeystrokeScore;
   /** The heuristic gate (what `token` falls back to for a model without `<cc>`). */
-  keystroke_heuristic: KeystrokeScore;
-  keystroke_cc: KeystrokeScore;
-  /** Token gate over plain FIM: p50 first token with the gate (not firing) / without, minus 1. */
-  gate_overhead_ratio: number;
+  keystroke_heuristic?: KeystrokeScore;
+  keystroke_cc?: KeystrokeScore;
+  /** Token gate over plain FIM: p50 first token with the gate / without, minus 1 (absent without the token replay). */
+  gate_overhead_ratio?: number;
 }
 
 export interface SpeedOptions {
@@ -72,6 +73,8 @@ export interface SpeedOptions {
   /** Lines typed along, and characters typed per line. */
   lines: number;
   keystrokes: number;
+  /** The replays besides `never` (the baseline, always run): default token, heuristic and always. */
+  gates?: readonly GatePolicyName[];
   log(line: string): void;
 }
 
@@ -88,7 +91,7 @@ const CC_CHARS = 4000;
 const MIN_FILE_LINES = 200;
 const CODE_FILE = /\.(ts|js|py|go|rs|java)$/;
 
-interface TypedLine {
+export interface TypedLine {
   path: string;
   text: string;
   line: number;
@@ -133,9 +136,11 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
       return result;
     };
     const never = await replay('never');
-    const token = await replay('token');
-    const heuristic = await replay('heuristic');
-    const cc = await replay('always');
+    const asked = (gate: GatePolicyName): Promise<{ score: KeystrokeScore } | undefined> =>
+      options.gates && !options.gates.includes(gate) ? Promise.resolve(undefined) : replay(gate);
+    const token = await asked('token');
+    const heuristic = await asked('heuristic');
+    const cc = await asked('always');
     const after = await measureFloor(model, lines[0].text);
     const forwards = [...floor.forwards, ...after.forwards];
     return {
@@ -151,10 +156,10 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
       gen_tok_s: round(Math.max(floor.gen_tok_s, after.gen_tok_s)),
       cold_first_token_ms: never.cold,
       keystroke: never.score,
-      keystroke_token_gate: token.score,
-      keystroke_heuristic: heuristic.score,
-      keystroke_cc: cc.score,
-      gate_overhead_ratio: round(token.score.first_token_p50_ms / never.score.first_token_p50_ms - 1, 3),
+      keystroke_token_gate: token?.score,
+      keystroke_heuristic: heuristic?.score,
+      keystroke_cc: cc?.score,
+      gate_overhead_ratio: token && round(token.score.first_token_p50_ms / never.score.first_token_p50_ms - 1, 3),
     };
   } finally {
     index.dispose();
@@ -295,7 +300,7 @@ function keystrokeScore(samples: readonly KeystrokeSample[], pauses: readonly nu
  * The document as it is while the line is being typed: the stretch's lines before it are written, the line ends
  * at the cursor, and the stretch's lines after it are not there yet.
  */
-function requestAt(typed: TypedLine, lineText: string, column: number): CompletionRequest {
+export function requestAt(typed: TypedLine, lineText: string, column: number): CompletionRequest {
   const all = typed.text.split('\n');
   const text = [...all.slice(0, typed.line), lineText.slice(0, column), ...all.slice(typed.stretchEnd + 1)].join('\n');
   return { path: typed.path, text, cursor: { line: typed.line, character: column }, mode: 'line' };
@@ -306,7 +311,7 @@ function requestAt(typed: TypedLine, lineText: string, column: number): Completi
  * same ones), one stretch of consecutive lines per file, past the left budget's reach, each with enough code to
  * type, from the middle of the file's code lines on.
  */
-async function pickLines(root: string, count: number, keystrokes: number): Promise<TypedLine[]> {
+export async function pickLines(root: string, count: number, keystrokes: number): Promise<TypedLine[]> {
   const files: { path: string; text: string }[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -335,14 +340,11 @@ async function pickLines(root: string, count: number, keystrokes: number): Promi
     const first = candidates.findIndex(
       (c, i) => i >= candidates.length / 2 && candidates[i + wanted - 1]?.line === c.line + wanted - 1,
     );
-    for (const c of first < 0 ? [] : candidates.slice(first, first + wanted))
-      picked.push({
-        path: file.path,
-        text: file.text,
-        line: c.line,
-        from: c.indent + 2,
-        stretchEnd: c.line + wanted - 1,
-      });
+    if (first < 0) continue;
+    // One end for the whole stretch: the text below it stays put while its lines are written one after another.
+    const stretchEnd = candidates[first].line + wanted - 1;
+    for (const c of candidates.slice(first, first + wanted))
+      picked.push({ path: file.path, text: file.text, line: c.line, from: c.indent + 2, stretchEnd });
   }
   return picked.slice(0, count);
 }

@@ -15,7 +15,7 @@ import {
   type PromptInput,
 } from '../model/families';
 import {
-  cutLeft,
+  cutLeftAnchored,
   cutRight,
   DEFAULT_BUDGET,
   fitBudget,
@@ -27,7 +27,7 @@ import {
 import { probabilityOf, timedSession, type GenerateResult, type TokenModel } from '../model/tokenModel';
 import type { Cursor, RecentFile, RetrievalRequest, RetrievalResult, Snippet } from '../retrieval/types';
 import { offsetOf } from '../index/cursor';
-import { ModelState, type LineState } from './modelState';
+import { ModelState, type LeftAnchor, type LineState } from './modelState';
 import { firstLineReady, postprocess, type CompletionMode, type PostprocessContext } from './postprocess';
 
 export type RetrieveFn = (request: RetrievalRequest) => Promise<RetrievalResult>;
@@ -142,6 +142,10 @@ interface PromptPlan {
   /** The next rung of the time budget, grown into the cache in the background. */
   grow?: PromptInput;
   lineKey: string;
+  /** Where the left context of the whole budget starts: the anchor for the requests after this one. */
+  anchor: LeftAnchor;
+  /** The context this line start has, or is expected to get (see expectedContext). */
+  expected: Snippet[];
 }
 
 /** A line start decided: its state, the prompt tokens the decision evaluated, and the heuristic gate's draft. */
@@ -149,6 +153,8 @@ interface LineDecision {
   line: LineState;
   evaluated: number;
   draft?: GenerateResult;
+  /** The context the draft was written after: the completion continues the draft only over the same context. */
+  draftContext?: readonly Snippet[];
   gateMs: number;
   retrievalMs: number;
 }
@@ -167,6 +173,22 @@ interface Streamed {
  * move while the line is typed, nor between a line start prepared in the background and the request there.
  */
 const TYPED_TOKENS_STEP = 32;
+/**
+ * The left window stays where it started while the cursor moves down at most this many lines of the same
+ * document (typing new lines, a pasted block); farther is a jump, cut afresh like any first request.
+ */
+const STRETCH_LINES = 16;
+/**
+ * When the anchored window outgrows the budget, the fresh cut leaves this many tokens free: about 25 lines of
+ * code are then appended before it moves again (each move re-evaluates the whole left context).
+ */
+const ANCHOR_SLACK_TOKENS = 256;
+/**
+ * A stretch keeps its cross-file context unless the new retrieval's best snippet is not in it and fewer than this
+ * share of the new snippets are: retrieval that mostly agrees is not clearly better, and changing the context
+ * re-evaluates it and everything after it.
+ */
+const KEPT_CONTEXT_OVERLAP = 0.5;
 /** A line ending like a statement, a block or an argument ends: the next line start is worth preparing. */
 const FINISHED_LINE = /[;{}()[\],:]\s*$/;
 
@@ -201,13 +223,14 @@ export class CompletionEngine implements CompletionBackend {
     const started = performance.now();
     this.kv.stopBackground();
     const plan = this.planPrompt(request, true);
+    this.kv.anchor = plan.anchor;
     const known = this.kv.line(plan.lineKey);
     const decided = known
       ? { line: known, evaluated: 0, gateMs: 0, retrievalMs: 0 }
       : await this.decideLine(request, plan, options.signal);
     if (!options.signal?.aborted) this.kv.remember(decided.line);
     const tokens = [...this.promptHead(plan.input, decided.line.snippets), ...plan.typed];
-    const draft = decided.line.gate.fire ? undefined : decided.draft;
+    const draft = sameSnippets(decided.draftContext, decided.line.snippets) ? decided.draft : undefined;
     const streamed = await this.stream(request, plan, tokens, draft, options);
     if (!options.signal?.aborted) this.scheduleBackground(request, plan, decided.line, streamed.text);
     const count = (text: string): number => this.options.generator.countTokens(text);
@@ -249,11 +272,13 @@ export class CompletionEngine implements CompletionBackend {
     // The typed part of the line follows the middle marker: the start of the middle the model continues.
     const typed = generator.tokenize([{ text: request.text.slice(split, offset) }]);
     const typedAllowance = Math.ceil(typed.length / TYPED_TOKENS_STEP) * TYPED_TOKENS_STEP;
+    const anchor = this.anchorFor(request, split);
+    // The whole budget's window starts at the anchor while it fits; the time budget's shorter rungs are cut afresh.
     const cut = (leftTokens: number, rightTokens: number): PromptInput =>
-      cutInput(generator, request, split, offset, leftTokens - typedAllowance, rightTokens);
-    const fitted = timeBudget
-      ? this.fitTime(generator, budget, cut, (input) => [...this.promptHead(input, []), ...typed])
-      : { input: cut(budget.leftTokens, budget.rightTokens) };
+      cutInput(generator, request, split, offset, leftTokens - typedAllowance, rightTokens, {
+        anchor: leftTokens === budget.leftTokens ? anchor : undefined,
+        slack: ANCHOR_SLACK_TOKENS,
+      });
     const policy = request.gate ?? this.options.gate;
     const lineKey = [
       request.path,
@@ -264,7 +289,46 @@ export class CompletionEngine implements CompletionBackend {
       request.text.slice(0, split),
       request.text.slice(offset),
     ].join('\0');
-    return { mode, budget, policy, typed, ...fitted, lineKey };
+    const expected = this.expectedContext(request.path, policy, lineKey);
+    const whole = cut(budget.leftTokens, budget.rightTokens);
+    const fitted = timeBudget
+      ? this.fitTime(generator, budget, whole, cut, (input) => [...this.promptHead(input, expected), ...typed])
+      : { input: whole };
+    const windowed = { path: request.path, offset: split - whole.left.length, text: whole.left };
+    return { mode, budget, policy, typed, ...fitted, lineKey, anchor: windowed, expected };
+  }
+
+  /**
+   * The offset the left window starts at when the last request's window is still in the document, unchanged, and
+   * this request's line is at most STRETCH_LINES below where it ended (the same editing stretch).
+   */
+  private anchorFor(request: CompletionRequest, split: number): number | undefined {
+    const anchor = this.kv.anchor;
+    if (!anchor || anchor.path !== request.path || !request.text.startsWith(anchor.text, anchor.offset))
+      return undefined;
+    const end = anchor.offset + anchor.text.length;
+    if (split < end) return undefined;
+    let lines = 0;
+    for (let at = request.text.indexOf('\n', end); at >= 0 && at < split; at = request.text.indexOf('\n', at + 1))
+      if (++lines > STRETCH_LINES) return undefined;
+    return anchor.offset;
+  }
+
+  /**
+   * The context a line start's prompt has or will likely have: its own once decided; before that, where the
+   * family puts the context before the current file, the stretch's (kept unless retrieval finds clearly better);
+   * else none. The time budget measures what is cached against it, and the heuristic's draft is written after it.
+   */
+  private expectedContext(path: string, policy: GatePolicyName, lineKey: string): Snippet[] {
+    const known = this.kv.line(lineKey);
+    if (known) return known.snippets;
+    const stretch = this.kv.context;
+    return this.contextFirst() && stretch?.path === path && stretch.policy === policy ? stretch.snippets : [];
+  }
+
+  /** The family puts the cross-file context before the current file (not after it, as Repoformer's gate does). */
+  private contextFirst(): boolean {
+    return this.options.generator.info.family.family.context !== 'gate';
   }
 
   /** The prompt up to the typed part of the line: the gate prefix and its continuation, or the family's prompt. */
@@ -296,7 +360,7 @@ export class CompletionEngine implements CompletionBackend {
         },
         heuristicFeatures: async () => {
           trial = await this.retrieveFor(request, undefined, gateNames(request.text, request.cursor.line));
-          draft = await this.draft(plan, signal);
+          draft = await this.draft(plan, plan.expected, signal);
           evaluated += draft.evaluated;
           const declaredElsewhere = new Set(trial?.declaredElsewhere);
           const inputs = { text: request.text, cursor: request.cursor, trial: trial?.snippets ?? [], draft };
@@ -313,10 +377,31 @@ export class CompletionEngine implements CompletionBackend {
       const retrieved = draft?.text.trim()
         ? await this.retrieveFor(request, draft.text)
         : (trial ?? (await this.retrieveFor(request)));
-      context = this.fitContext(plan, retrieved?.snippets ?? []);
+      context = this.keptContext(request.path, plan, this.fitContext(plan, retrieved?.snippets ?? []));
     }
     const retrievalMs = gate.fire ? performance.now() - retrievalStarted : 0;
-    return { line: { key: plan.lineKey, gate, ...context }, evaluated, draft, gateMs, retrievalMs };
+    const draftContext = draft ? plan.expected : undefined;
+    return { line: { key: plan.lineKey, gate, ...context }, evaluated, draft, draftContext, gateMs, retrievalMs };
+  }
+
+  /**
+   * The stretch's context instead of the freshly retrieved one unless the latter is clearly better (its best
+   * snippet new and most of it new), where the family puts the context first: the KV cache then still holds it
+   * and the left context after it. Recorded as the stretch's context.
+   */
+  private keptContext(
+    path: string,
+    plan: PromptPlan,
+    fresh: { snippets: Snippet[]; contextTokens: number },
+  ): { snippets: Snippet[]; contextTokens: number } {
+    if (!this.contextFirst() || fresh.snippets.length === 0) return fresh;
+    const stretch = this.kv.context;
+    const kept =
+      stretch?.path === path && stretch.policy === plan.policy && !clearlyBetter(fresh.snippets, stretch.snippets)
+        ? this.fitContext(plan, stretch.snippets)
+        : fresh;
+    this.kv.context = { path, policy: plan.policy, snippets: kept.snippets };
+    return kept;
   }
 
   /** P(<cc>) after the gate prefix, from the generator (whose generation then continues it) or the policy model. */
@@ -334,10 +419,13 @@ export class CompletionEngine implements CompletionBackend {
     };
   }
 
-  /** The heuristic gate's short completion without retrieval. */
-  private draft(plan: PromptPlan, signal?: AbortSignal): Promise<GenerateResult> {
+  /**
+   * The heuristic gate's short completion without new retrieval: after the stretch's context where the family
+   * puts it first (the prompt the KV cache holds), else after none.
+   */
+  private draft(plan: PromptPlan, context: readonly Snippet[], signal?: AbortSignal): Promise<GenerateResult> {
     const { generator } = this.options;
-    return generator.session.generate([...this.promptHead(plan.input, []), ...plan.typed], {
+    return generator.session.generate([...this.promptHead(plan.input, context), ...plan.typed], {
       maxTokens: DRAFT_TOKENS,
       stopIds: generator.info.family.stopIds,
       signal,
@@ -464,10 +552,10 @@ export class CompletionEngine implements CompletionBackend {
   private fitTime(
     generator: TokenModel,
     budget: PromptBudget,
+    full: PromptInput,
     cut: (leftTokens: number, rightTokens: number) => PromptInput,
     plainTokens: (input: PromptInput) => number[],
   ): { input: PromptInput; grow?: PromptInput } {
-    const full = cut(budget.leftTokens, budget.rightTokens);
     const limitMs = this.options.firstPromptMs ?? FIRST_PROMPT_MS;
     const timed = timedSession(generator.session);
     const msPerToken = timed?.promptMsPerToken;
@@ -489,19 +577,20 @@ export class CompletionEngine implements CompletionBackend {
   }
 
   /**
-   * What a pause after this request is used for: growing a prompt the time budget cut into the cache, or, once
-   * the line looks finished, preparing the next line's start. Local models only (a server's cache is not ours to
+   * What a pause after this request is used for: once the line looks finished, preparing the next line's start
+   * (grown a rung if the time budget cut this one: the finished line's own prompt is of no more use), else
+   * growing a prompt the time budget cut into the cache. Local models only (a server's cache is not ours to
    * fill), and only with the time budget on (a benchmark of quality starts every request cold).
    */
   private scheduleBackground(request: CompletionRequest, plan: PromptPlan, line: LineState, completion: string): void {
     const timed = timedSession(this.options.generator.session);
     if (!timed || (this.options.firstPromptMs ?? FIRST_PROMPT_MS) <= 0) return;
-    if (plan.grow) {
+    if (lineLooksFinished(request, completion)) {
+      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
+    } else if (plan.grow) {
       // With the line's context: the next keystroke on the line finds it cached after the growth too.
       const tokens = [...this.promptHead(plan.grow, line.snippets), ...plan.typed];
       this.kv.schedule(GROW_IDLE_MS, (signal) => timed.prefill(tokens, signal));
-    } else if (lineLooksFinished(request, completion)) {
-      this.kv.schedule(GROW_IDLE_MS, (signal) => this.prepareNextLine(request, signal));
     }
   }
 
@@ -514,10 +603,13 @@ export class CompletionEngine implements CompletionBackend {
   private async prepareNextLine(request: CompletionRequest, signal: AbortSignal): Promise<void> {
     const timed = timedSession(this.options.generator.session);
     const next = newLineAfter(request);
-    const plan = this.planPrompt(next, false);
+    // The rung of the time budget its request will find cached: one above what would fit now, as a growth.
+    const planned = this.planPrompt(next, true);
+    const plan = { ...planned, input: planned.grow ?? planned.input, grow: undefined };
     if (!timed) return;
+    this.kv.anchor = plan.anchor;
     // What the gate reads first, in steps: its own evaluation is then a token or two.
-    if (!(await timed.prefill(this.promptHead(plan.input, []), signal))) return;
+    if (!(await timed.prefill(this.promptHead(plan.input, plan.expected), signal))) return;
     const line = this.kv.line(plan.lineKey) ?? (await this.decideLine(next, plan, signal)).line;
     if (signal.aborted) return;
     this.kv.remember(line);
@@ -584,7 +676,10 @@ export class CompletionEngine implements CompletionBackend {
   }
 }
 
-/** The left context ending at `split` (the cursor or its line start) and the right context from `offset`. */
+/**
+ * The left context ending at `split` (the cursor or its line start), from `window.anchor` while it fits, and the
+ * right context from `offset`.
+ */
 function cutInput(
   generator: TokenModel,
   request: Pick<CompletionRequest, 'path' | 'text'>,
@@ -592,13 +687,27 @@ function cutInput(
   offset: number,
   leftTokens: number,
   rightTokens: number,
+  window: { anchor?: number; slack: number } = { slack: 0 },
 ): PromptInput {
   const count = (text: string): number => generator.countTokens(text);
   return {
     path: request.path,
-    left: cutLeft(request.text.slice(0, split), leftTokens, count),
+    left: cutLeftAnchored(request.text.slice(0, split), window.anchor, leftTokens, window.slack, count),
     right: cutRight(request.text.slice(offset), rightTokens, count),
   };
+}
+
+const snippetKey = (s: Snippet): string => `${s.path}\0${s.text}`;
+
+function sameSnippets(a: readonly Snippet[] | undefined, b: readonly Snippet[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((s, i) => snippetKey(s) === snippetKey(b[i]));
+}
+
+/** The fresh retrieval's best snippet is not in the kept context, and most of the fresh snippets are not either. */
+function clearlyBetter(fresh: readonly Snippet[], kept: readonly Snippet[]): boolean {
+  const known = new Set(kept.map(snippetKey));
+  if (kept.length === 0 || known.has(snippetKey(fresh[0]))) return kept.length === 0;
+  return fresh.filter((s) => known.has(snippetKey(s))).length < KEPT_CONTEXT_OVERLAP * fresh.length;
 }
 
 function postprocessContext(

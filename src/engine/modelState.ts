@@ -21,6 +21,29 @@ export interface LineState {
   contextTokens: number;
 }
 
+/**
+ * The cross-file context of the current editing stretch (its file and gate policy): where the family puts the
+ * context before the current file, later line starts keep it unless retrieval finds clearly better, so the KV
+ * cache's copy of it, and of the left context after it, stays valid.
+ */
+export interface StretchContext {
+  path: string;
+  policy: string;
+  snippets: Snippet[];
+}
+
+/**
+ * Where the left context window started at the last request: later requests a few lines further down the same
+ * document start there too while it fits, so a new line only appends to the prompt.
+ */
+export interface LeftAnchor {
+  path: string;
+  /** Offset of the window's first character in the document. */
+  offset: number;
+  /** The window's text (from `offset` to the end of the left context): still there, unchanged, for the anchor to hold. */
+  text: string;
+}
+
 /** The line states kept: the line being typed and the next one, prepared in the background. */
 const KEPT_LINE_STATES = 2;
 
@@ -28,6 +51,8 @@ export class ModelState {
   private static readonly states = new WeakMap<TokenModel, ModelState>();
   private lines: LineState[] = [];
   layout?: PromptLayout;
+  context?: StretchContext;
+  anchor?: LeftAnchor;
   private background?: AbortController;
   private done: Promise<void> = Promise.resolve();
 

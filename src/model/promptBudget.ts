@@ -82,6 +82,24 @@ export function cutLeft(left: string, maxTokens: number, count: TokenCounter): s
   return from(lo * LINE_BLOCK);
 }
 
+/**
+ * The left context from `anchor` (an offset in `left`, where the window started before) when that still fits
+ * `maxTokens`, so that a window only grows at its end while lines are added below it; else a fresh cut that
+ * leaves `slack` tokens free for the lines to come. Without an anchor, the fresh cut of the whole budget.
+ */
+export function cutLeftAnchored(
+  left: string,
+  anchor: number | undefined,
+  maxTokens: number,
+  slack: number,
+  count: TokenCounter,
+): string {
+  if (anchor === undefined) return cutLeft(left, maxTokens, count);
+  const kept = left.slice(anchor);
+  if (count(kept) <= maxTokens) return kept;
+  return cutLeft(left, Math.max(maxTokens - slack, Math.floor(maxTokens / 2)), count);
+}
+
 /** The start of `right` that fits `maxTokens`, in whole lines after the cursor's own line. */
 export function cutRight(right: string, maxTokens: number, count: TokenCounter): string {
   if (maxTokens <= 0) return '';

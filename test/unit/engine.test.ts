@@ -183,7 +183,8 @@ describe('completion engine with the tiny model', function () {
     const huge = `${Array.from({ length: 3000 }, (_, i) => `export const value${i} = ${i};`).join('\n')}\n${text}`;
     const lines = huge.split('\n');
     const cursorLine = lines.length - text.split('\n').length + 8;
-    const result = await engine({ gate: 'always' }).complete({
+    // No time budget: it cuts the prompt by the machine's measured speed, and this test is about the window.
+    const result = await engine({ gate: 'always', firstPromptMs: 0 }).complete({
       path: FILE,
       text: huge,
       cursor: { line: cursorLine, character: lines[cursorLine].length },
@@ -193,7 +194,8 @@ describe('completion engine with the tiny model', function () {
   });
 
   it('reuses the cache while typing: one more character evaluates a small tail', async () => {
-    const e = engine({ gate: 'never' });
+    // No time budget: on a slow machine it cuts the two prompts at different rungs, which is not what this tests.
+    const e = engine({ gate: 'never', firstPromptMs: 0 });
     await e.complete(request);
     const lines = text.split('\n');
     lines[8] = `${lines[8].slice(0, request.cursor.character)}f${lines[8].slice(request.cursor.character)}`;

@@ -6,7 +6,14 @@
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { ensureShapeModel, findShape, shapeBytes, type ModelShape } from '../../src/bench/shapeModel';
+import {
+  ensureShapeModel,
+  familyTokens,
+  findShape,
+  shapeBytes,
+  SHAPES,
+  type ModelShape,
+} from '../../src/bench/shapeModel';
 import { CodeModel } from '../../src/model/codeModel';
 import { readGguf } from '../../src/model/gguf';
 import { tempDir } from '../helpers/fixtures';
@@ -24,6 +31,7 @@ const SMALL: ModelShape = {
   contextLength: 2048,
   ropeBase: 1e4,
   tied: false,
+  family: 'repoformer',
 };
 
 describe('timing-only shape models', function () {
@@ -54,6 +62,45 @@ describe('timing-only shape models', function () {
     const { mtimeMs } = await fs.stat(file);
     await ensureShapeModel(SMALL, TINY_MODEL, file);
     assert.equal((await fs.stat(file)).mtimeMs, mtimeMs, 'a current file is not rewritten');
+  });
+
+  it("carries each real model's family: its special tokens, so the engine builds that family's prompt", async () => {
+    const expected = new Map([
+      ['qwen2.5-coder-0.5b', 'qwen2.5-coder'],
+      ['repoformer-1b', 'repoformer'],
+      ['starcoder2-3b', 'starcoder2'],
+      ['deepseek-coder-1.3b', 'deepseek-coder'],
+    ]);
+    for (const [name, family] of expected) assert.equal(findShape(name).family, family, name);
+    assert.ok(SHAPES.every((s) => s.name.startsWith(s.family.replace(/-coder$/, ''))));
+    const demo = ['<|endoftext|>', '<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<eof>', '<cc>', 'a'];
+    assert.deepEqual(familyTokens(demo, 'qwen2.5-coder').slice(0, 6), [
+      '<|endoftext|>',
+      '<|fim_prefix|>',
+      '<|fim_suffix|>',
+      '<|fim_middle|>',
+      '<|file_sep|>',
+      '<|repo_name|>',
+    ]);
+    assert.deepEqual(familyTokens(demo, 'starcoder2').slice(4, 7), ['<file_sep>', '<repo_name>', 'a']);
+    assert.deepEqual(familyTokens(demo, 'repoformer'), demo);
+    const file = await ensureShapeModel(
+      { ...SMALL, name: 'test-qwen', family: 'qwen2.5-coder' },
+      TINY_MODEL,
+      path.join(dir, 'qwen.gguf'),
+    );
+    const meta = (await readGguf(file)).metadata;
+    const tokens = meta.get('tokenizer.ggml.tokens') as string[];
+    assert.ok(tokens.includes('<|file_sep|>') && !tokens.includes('<cc>') && !tokens.includes('<fim_prefix>'));
+    assert.equal(meta.get('repogate.format'), undefined, "no Repoformer layout in a Qwen shape's metadata");
+    assert.equal(meta.get('repogate.shape_family'), 'qwen2.5-coder');
+    const model = await CodeModel.load({ modelPath: file, threads: 1, gpuLayers: 0 });
+    try {
+      assert.equal(model.info.family.family.id, 'qwen2.5-coder');
+      assert.equal(model.info.family.hasGate, false);
+    } finally {
+      await model.dispose();
+    }
   });
 
   it('loads in node-llama-cpp and generates text tokens through the FIM session', async () => {

@@ -5,6 +5,7 @@
 // stdout line is one JSON object: {"device","threads","shapes":{"<name>":{load_ms, rss_mb, forward_ms, ...}}}.
 // Threads default to the extension's own default (half the cores, at least one).
 // Usage: npm run bench:speed [-- --shapes a,b] [-- --threads N] [-- --repo DIR] [-- --lines N] [-- --keystrokes N]
+//   [-- --gate never,always] (the replays to run; `never`, the baseline, always runs)
 import { execFileSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
 import { freemem } from 'os';
@@ -13,7 +14,7 @@ import { cli, option, root } from './args.mjs';
 
 /** The two shapes a 2-core run measures fully in ~10 minutes; larger ones on request. */
 const shapes = option('--shapes', 'qwen2.5-coder-0.5b,repoformer-1b').split(',');
-const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context'].flatMap((name) =>
+const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context', '--gate'].flatMap((name) =>
   option(name) ? [name, option(name)] : [],
 );
 /** A model needs its file mapped plus KV cache and buffers: this much more free memory than the file. */
@@ -51,14 +52,15 @@ for (const name of shapes) {
 }
 
 const first = Object.values(results)[0];
-const pick = (k) => ({
-  evaluated_p50: k.evaluated_p50,
-  first_token_p50_ms: k.first_token_p50_ms,
-  first_token_p95_ms: k.first_token_p95_ms,
-  first_line_p50_ms: k.first_line_p50_ms,
-  line_start_evaluated_p50: k.line_start_evaluated_p50,
-  line_start_first_token_p50_ms: k.line_start_first_token_p50_ms,
-});
+const pick = (k) =>
+  k && {
+    evaluated_p50: k.evaluated_p50,
+    first_token_p50_ms: k.first_token_p50_ms,
+    first_token_p95_ms: k.first_token_p95_ms,
+    first_line_p50_ms: k.first_line_p50_ms,
+    line_start_evaluated_p50: k.line_start_evaluated_p50,
+    line_start_first_token_p50_ms: k.line_start_first_token_p50_ms,
+  };
 const summary = {
   device: first?.device ?? 'cpu',
   threads: first?.threads ?? 0,
@@ -90,7 +92,7 @@ for (const [name, r] of Object.entries(results)) {
   const k = r.keystroke;
   const c = r.keystroke_cc;
   lines.push(
-    `| ${name} | ${r.load_ms} | ${r.rss_mb} | ${r.kv_mb} | ${r.forward_ms} | ${r.prompt_tok_s} | ${r.gen_tok_s} | ${k.evaluated_p50} | ${k.first_token_p50_ms} / ${k.first_token_p95_ms} | ${k.first_line_p50_ms} | ${c.evaluated_p50} (${c.context_tokens_p50} CC), ${c.first_token_p50_ms} | ${(r.gate_overhead_ratio * 100).toFixed(1)}% |`,
+    `| ${name} | ${r.load_ms} | ${r.rss_mb} | ${r.kv_mb} | ${r.forward_ms} | ${r.prompt_tok_s} | ${r.gen_tok_s} | ${k.evaluated_p50} | ${k.first_token_p50_ms} / ${k.first_token_p95_ms} | ${k.first_line_p50_ms} | ${c ? `${c.evaluated_p50} (${c.context_tokens_p50} CC), ${c.first_token_p50_ms}` : '-'} | ${r.gate_overhead_ratio === undefined ? '-' : `${(r.gate_overhead_ratio * 100).toFixed(1)}%`} |`,
   );
 }
 lines.push(
