@@ -126,7 +126,7 @@ export class RepoIndex {
     }
     const data = dataFileReason(text);
     const record: FileRecord = { facts, hash, mtimeMs, size: text.length };
-    this.put(data ? { ...record, data } : record, true, data ? [] : fileWindows(filePath, text, this.vocabulary));
+    this.put(data ? { ...record, data } : record, true, data ? [] : fileWindows(text, this.vocabulary));
     return true;
   }
 

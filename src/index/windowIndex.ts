@@ -16,7 +16,12 @@ export class Vocabulary {
 
   /** The distinct ids of `words`, sorted, interning the new ones. */
   intern(words: Iterable<string>): Int32Array {
-    const ids = new Set<number>();
+    return distinctSorted(this.internAll(words));
+  }
+
+  /** The id of each of `words`, in order (duplicates kept), interning the new ones. */
+  internAll(words: Iterable<string>): Int32Array {
+    const ids: number[] = [];
     for (const word of words) {
       let id = this.ids.get(word);
       if (id === undefined) {
@@ -24,9 +29,9 @@ export class Vocabulary {
         this.ids.set(word, id);
         this.names.push(word);
       }
-      ids.add(id);
+      ids.push(id);
     }
-    return Int32Array.from(ids).sort();
+    return Int32Array.from(ids);
   }
 
   /** A token set as sorted ids, once per request for every window it is compared with. */
@@ -350,6 +355,14 @@ function intersectionSize(a: Int32Array, pool: Int32Array, offset: number, lengt
     else j++;
   }
   return common;
+}
+
+/** `ids` sorted with each id once (sorts `ids` in place; the result is a copy the length of the distinct ids). */
+export function distinctSorted(ids: Int32Array): Int32Array {
+  ids.sort();
+  let length = 0;
+  for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[length++] = ids[i];
+  return ids.slice(0, length);
 }
 
 export function compareText(a: string, b: string): number {

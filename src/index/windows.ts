@@ -1,6 +1,6 @@
 import { identifiers } from './tokenize';
 import type { Chunk } from './types';
-import type { StoredWindow, Vocabulary } from './windowIndex';
+import { distinctSorted, type StoredWindow, type Vocabulary } from './windowIndex';
 
 /** Fallback chunking for files without a grammar (or without declarations): overlapping line windows. */
 export function lineWindows(filePath: string, text: string, size = 30, stride = 20): Chunk[] {
@@ -41,22 +41,47 @@ export function windowStarts(lineCount: number): number[] {
 /** A chunk's windows (`windowStarts`), as the vocabulary's ids. */
 export function chunkWindows(chunk: Chunk, vocabulary: Vocabulary): StoredWindow[] {
   const lines = chunk.text.split('\n');
-  return windowStarts(lines.length).map((start) => ({
-    start,
-    ids: vocabulary.intern(identifiers(lines.slice(start, start + WINDOW_LINES).join('\n'))),
-  }));
+  const starts = windowStarts(lines.length);
+  // A chunk's last lines past its single window's 20 are in no window: their words are not interned.
+  const lineIds = lineTokenIds(lines.slice(0, starts[starts.length - 1] + WINDOW_LINES), vocabulary);
+  return starts.map((start) => ({ start, ids: windowIds(lineIds, start) }));
 }
 
 /**
  * RepoCoder's windows of a whole file (20 lines, stride 10, from its first line, the text between declarations
  * included), as the vocabulary's ids: what the baseline searches, so that the similar-code path sees everything it
- * sees. Windows of blank lines only are left out, as the baseline leaves them out.
+ * sees (`lineWindows`' layout). Windows without identifiers are left out (the index stores none), as the baseline
+ * leaves out windows of blank lines. Each line is tokenized once and no window's text is built: an editor's update
+ * rebuilds every window of the file.
  */
-export function fileWindows(filePath: string, text: string, vocabulary: Vocabulary): StoredWindow[] {
-  return lineWindows(filePath, text, WINDOW_LINES, WINDOW_STRIDE).map((window) => ({
-    start: window.range.start,
-    ids: vocabulary.intern(identifiers(window.text)),
-  }));
+export function fileWindows(text: string, vocabulary: Vocabulary): StoredWindow[] {
+  const lineIds = lineTokenIds(text.split('\n'), vocabulary);
+  const windows: StoredWindow[] = [];
+  for (let start = 0; start < lineIds.length; start += WINDOW_STRIDE) {
+    const ids = windowIds(lineIds, start);
+    if (ids.length > 0) windows.push({ start, ids });
+    if (start + WINDOW_LINES >= lineIds.length) break;
+  }
+  return windows;
+}
+
+/** Each line's identifiers as the vocabulary's ids (interned in the order they occur, duplicates kept). */
+function lineTokenIds(lines: readonly string[], vocabulary: Vocabulary): Int32Array[] {
+  return lines.map((line) => vocabulary.internAll(identifiers(line)));
+}
+
+/** The distinct ids of the window of `WINDOW_LINES` lines from `start`, sorted. */
+function windowIds(lineIds: readonly Int32Array[], start: number): Int32Array {
+  const end = Math.min(lineIds.length, start + WINDOW_LINES);
+  let length = 0;
+  for (let line = start; line < end; line++) length += lineIds[line].length;
+  const ids = new Int32Array(length);
+  let at = 0;
+  for (let line = start; line < end; line++) {
+    ids.set(lineIds[line], at);
+    at += lineIds[line].length;
+  }
+  return distinctSorted(ids);
 }
 
 /**

@@ -90,11 +90,11 @@ describe('similar-code window index', () => {
       // Imports and constants between the functions: no chunk holds them, RepoCoder's windows do.
       const text = `import { ${VOCABULARY[step % 120]} } from './x';\nconst k${step} = 1;\n${source(next, 1 + Math.floor(next() * 4))}`;
       incremental.remove([file]);
-      incremental.add(file, file, fileWindows(file, text, vocabulary));
+      incremental.add(file, file, fileWindows(text, vocabulary));
       texts.set(file, text);
     }
     const rebuilt = fileIndex(new Vocabulary());
-    for (const [file, text] of texts) rebuilt.add(file, file, fileWindows(file, text, rebuilt.vocabulary));
+    for (const [file, text] of texts) rebuilt.add(file, file, fileWindows(text, rebuilt.vocabulary));
     assert.strictEqual(incremental.size, rebuilt.size);
     for (let q = 0; q < 25; q++) {
       const tokens = tokenSet(source(next, 1));
@@ -172,7 +172,7 @@ describe('similar-code window index', () => {
       ['b.ts', 'alpha beta epsilon'],
       ['c.ts', 'zeta eta'],
     ]) {
-      windows.add(file, file, fileWindows(file, text, vocabulary));
+      windows.add(file, file, fileWindows(text, vocabulary));
     }
     const query = (): WindowQuery => vocabulary.query(['alpha', 'beta', 'gamma']);
     assert.deepStrictEqual(
