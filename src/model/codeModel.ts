@@ -1,5 +1,4 @@
 import * as os from 'os';
-import { LRUCache } from 'lru-cache';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { detectFamily, type FamilyOptions } from './families';
 import { FimSession } from './fimSession';
@@ -17,14 +16,6 @@ export interface ModelOptions extends FamilyOptions {
   /** Tokens of context; default the model's training context, at most 8,192. */
   contextSize?: number;
 }
-
-/**
- * Texts at least this long are tokenized once and remembered: a request tokenizes its left context several times
- * (the budget's search, the gate prefix, the prompt) and the next keystroke mostly the same texts again, which on
- * a 2,000-line file cost tens of milliseconds each.
- */
-const CACHED_TEXT_CHARS = 256;
-const TOKEN_CACHE_ENTRIES = 64;
 
 /** Code evaluated once at load to measure the prompt speed (long enough to fill CALIBRATION_TOKENS). */
 const CALIBRATION_TEXT =
@@ -44,17 +35,6 @@ export function getSharedLlama(): Promise<Llama> {
   return sharedLlama;
 }
 
-/** Plain-text tokens (no special-token parsing), remembered for long texts. */
-function cachedTokenizer(model: LlamaModel): (text: string) => readonly number[] {
-  const cache = new LRUCache<string, readonly number[]>({ max: TOKEN_CACHE_ENTRIES });
-  return (text) => {
-    if (text.length < CACHED_TEXT_CHARS) return model.tokenize(text, false);
-    let tokens = cache.get(text);
-    if (!tokens) cache.set(text, (tokens = model.tokenize(text, false)));
-    return tokens;
-  };
-}
-
 /** A loaded GGUF code model with its family, its context and one FIM session. */
 export class CodeModel extends TokenizingModel implements TokenModel {
   private constructor(
@@ -64,7 +44,7 @@ export class CodeModel extends TokenizingModel implements TokenModel {
     readonly session: FimSession,
     bos: number | undefined,
   ) {
-    super(info.family, cachedTokenizer(model), bos);
+    super(info.family, (text) => model.tokenize(text, false), bos);
   }
 
   /**
