@@ -89,9 +89,14 @@ export class EngineClient {
     return this.current;
   }
 
-  /** Loads models in the engine process; resolves with the state once loading has ended (ready, error or none). */
-  load(request: ModelRequest): Promise<RemoteModelState> {
-    if (!request.generator && !this.child) return Promise.resolve(this.setState({ kind: 'no-model' }));
+  /**
+   * Loads models in a fresh engine process; resolves with the state once loading has ended (ready, error or none).
+   * A process that held a model is ended first: what it held (its allocator's arenas, GPU buffers) goes back to
+   * the system at once, which a model disposed in place does not do.
+   */
+  async load(request: ModelRequest): Promise<RemoteModelState> {
+    if (this.child && this.current.kind !== 'no-model') await this.dispose();
+    if (!request.generator && !this.child) return this.setState({ kind: 'no-model' });
     const done = new Promise<RemoteModelState>((resolve) => this.settled.push(resolve));
     this.send({ op: 'load', request });
     return done;

@@ -4,6 +4,7 @@
  * of that process fails the pending request and leaves this one running.
  */
 import { strict as assert } from 'assert';
+import { execFileSync } from 'child_process';
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import type { CompletionRequest } from '../../src/engine/completionEngine';
@@ -17,6 +18,15 @@ import { SHOP, tempDir } from '../helpers/fixtures';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
+
+/** The engine processes this test process has forked (through the launcher thread, so they are its children). */
+function engineProcesses(): number[] {
+  const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter((line) => line.includes('engineProcess.js'))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
+}
 
 describe('engine process', function () {
   this.timeout(120_000);
@@ -74,6 +84,16 @@ describe('engine process', function () {
     controller.abort();
     const aborted = await client.complete(request, { signal: controller.signal });
     assert.equal(aborted.aborted, true);
+  });
+
+  it('loads another model in a fresh process: the one that held the old model has exited', async () => {
+    const before = engineProcesses();
+    assert.equal(before.length, 1);
+    assert.equal((await client.load({ generator: { modelPath: TINY_MODEL, threads: 1, gpuLayers: 0 } })).kind, 'ready');
+    const after = engineProcesses();
+    assert.equal(after.length, 1);
+    assert.notEqual(after[0], before[0]);
+    assert.equal(typeof (await client.complete(request)).text, 'string');
   });
 
   it("turns a bad model file into an error state with the file check's message", async () => {
