@@ -188,6 +188,7 @@ export async function downloadModel(options: DownloadOptions): Promise<string> {
   }
 
   try {
+    await trimToServerSize(partPath, downloader.totalSize);
     if (options.gguf !== false && !(await startsWithGgufMagic(partPath))) {
       await fs.rm(partPath, { force: true });
       throw new DownloadError(
@@ -306,6 +307,15 @@ const DISK_ERROR_CODES = new Set([
   'EMFILE',
   'ENFILE',
 ]);
+
+/**
+ * Cuts a finished file back to the size the server announced. ipull appends its chunk map after the data while a
+ * download runs and truncates it at the end; a last write of the map after that truncation once left a 526-byte
+ * config.json with bytes after it (an unfinished file is never longer than the data and its map).
+ */
+async function trimToServerSize(file: string, totalSize: number): Promise<void> {
+  if (totalSize > 0 && (await fs.stat(file)).size > totalSize) await fs.truncate(file, totalSize);
+}
 
 /** ipull reports HTTP failures with `statusCode` and file-system failures with an errno `code`; the rest is network. */
 function classify(error: unknown, signal: AbortSignal | undefined): DownloadError {
