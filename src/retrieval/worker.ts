@@ -1,3 +1,4 @@
+import * as os from 'os';
 import { parentPort } from 'worker_threads';
 import { DEFAULTS } from '../defaults';
 import { readSourceFile } from '../index/readSource';
@@ -13,6 +14,21 @@ import { retrieve } from './retrieve';
  * Requests are answered in arrival order of their completion; a build yields between files so that
  * retrievals and single-file updates interleave with it.
  */
+/**
+ * The nice value of this thread. The index is background work beside the editor's own threads: on a two-core
+ * machine a build takes a core for 15-20 s, and at equal priority the extension host's thread waits behind it.
+ * At 10 (or the host's own, if lower still) the scheduler gives the host about ten times the share when both want a core, and an idle core is still
+ * the build's. Linux only, where the nice value is per thread; elsewhere it would lower the whole extension host.
+ */
+const INDEX_THREAD_NICE = 10;
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(Math.max(os.getPriority(), INDEX_THREAD_NICE));
+  } catch {
+    // A sandbox that forbids it: the index runs at the editor's priority, as it did before.
+  }
+}
+
 let index: RepoIndex | undefined;
 let refresher: FileRefresher | undefined;
 let building: AbortController | undefined;

@@ -1,5 +1,5 @@
 import * as assert from 'assert';
-import { promises as fs } from 'fs';
+import { promises as fs, readdirSync, readFileSync } from 'fs';
 import * as path from 'path';
 import { IndexClient } from '../../src/retrieval/indexClient';
 import { saveIndex, loadIndex } from '../../src/index/persist';
@@ -256,6 +256,30 @@ describe('robustness', () => {
       await empty.cleanup();
     } finally {
       await cleanup();
+    }
+  });
+
+  it('builds in a thread of low priority on Linux, and the host thread keeps its own', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const niceOf = (task: string): number =>
+      Number(
+        readFileSync(`/proc/self/task/${task}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[16],
+      );
+    const host = niceOf(String(process.pid));
+    const before = new Set(readdirSync('/proc/self/task'));
+    const client = new IndexClient();
+    try {
+      await client.build({ root: SHOP });
+      const started = readdirSync('/proc/self/task').filter((t) => !before.has(t));
+      assert.ok(
+        started.some((t) => niceOf(t) === Math.max(host, 10)),
+        `a thread started for the index runs at nice 10: ${started.map(niceOf).join(', ')}`,
+      );
+      assert.equal(niceOf(String(process.pid)), host, "the host's own thread is untouched");
+    } finally {
+      await client.dispose();
     }
   });
 
