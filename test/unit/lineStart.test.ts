@@ -7,7 +7,7 @@
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { ensureShapeModel, type ModelShape } from '../../src/bench/shapeModel';
+import { ensureShapeModel } from '../../src/bench/shapeModel';
 import { CompletionEngine, type CompletionRequest } from '../../src/engine/completionEngine';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
@@ -16,22 +16,10 @@ import type { GenerateOptions, GenerateResult } from '../../src/model/tokenModel
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { RetrievalRequest, RetrievalResult, Snippet } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
+import { smallShape } from '../helpers/smallShape';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
-const QWEN_SMALL: ModelShape = {
-  name: 'test-qwen-line-start',
-  of: 'nothing',
-  embedding: 128,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  feedForward: 256,
-  vocab: 5000,
-  contextLength: 4096,
-  ropeBase: 1e4,
-  tied: false,
-  family: 'qwen2.5-coder',
-};
+const QWEN_SMALL = smallShape('test-qwen-line-start', 'qwen2.5-coder', 4096);
 const FILE = 'src/services/userService.ts';
 
 describe('line starts of one stretch (Qwen2.5-Coder layout)', function () {

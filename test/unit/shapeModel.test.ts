@@ -6,33 +6,14 @@
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import {
-  ensureShapeModel,
-  familyTokens,
-  findShape,
-  shapeBytes,
-  SHAPES,
-  type ModelShape,
-} from '../../src/bench/shapeModel';
+import { ensureShapeModel, familyTokens, findShape, shapeBytes, SHAPES } from '../../src/bench/shapeModel';
 import { CodeModel } from '../../src/model/codeModel';
 import { readGguf } from '../../src/model/gguf';
 import { tempDir } from '../helpers/fixtures';
+import { smallShape } from '../helpers/smallShape';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
-const SMALL: ModelShape = {
-  name: 'test-small',
-  of: 'nothing',
-  embedding: 128,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  feedForward: 256,
-  vocab: 5000,
-  contextLength: 2048,
-  ropeBase: 1e4,
-  tied: false,
-  family: 'repoformer',
-};
+const SMALL = smallShape('test-small', 'repoformer', 2048);
 
 describe('timing-only shape models', function () {
   this.timeout(120_000);
