@@ -28,7 +28,7 @@ if (!existsSync(join(corpus, 'ajv'))) {
 execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
 // The pooled ROC uses the project's own metric (out/, compiled by tsc).
 execFileSync('npx', ['tsc', '-p', '.'], { cwd: root, stdio: 'inherit' });
-const { rocAuc } = createRequire(import.meta.url)(join(root, 'out', 'src', 'cli', 'metrics.js'));
+const { rocAuc } = createRequire(import.meta.url)(join(root, 'out', 'src', 'bench', 'metrics.js'));
 const out = join(root, '.bench', 'generation');
 mkdirSync(out, { recursive: true });
 
