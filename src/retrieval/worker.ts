@@ -17,8 +17,9 @@ import { retrieve } from './retrieve';
 /**
  * The nice value of this thread. The index is background work beside the editor's own threads: on a two-core
  * machine a build takes a core for 15-20 s, and at equal priority the extension host's thread waits behind it.
- * At 10 (or the host's own, if lower still) the scheduler gives the host about ten times the share when both want a core, and an idle core is still
- * the build's. Linux only, where the nice value is per thread; elsewhere it would lower the whole extension host.
+ * At 10 (or the host's own nice value, if higher) the scheduler gives the host about ten times the share when
+ * both want a core, and an idle core is still the build's. Linux only, where the nice value is per thread;
+ * elsewhere it would lower the whole extension host.
  */
 const INDEX_THREAD_NICE = 10;
 if (process.platform === 'linux') {
