@@ -125,20 +125,23 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
 }
 
 /**
- * The start-up work that starts threads: the index build and the model load. `new Worker` blocks the caller
- * (10-80 ms on a busy two-core machine), so each runs in a turn of its own rather than in one long activation, and
- * the index build also waits for the host's start-up work to settle (quietStart.ts).
+ * The start-up work: the model load, then the index build. Both wait for the host's own start-up work to settle
+ * (quietStart.ts): the engine process loading the model takes a core for a second or more, and on a two-core
+ * machine that slowed the activation of VS Code's other extensions on the host's event loop (decision S1). The
+ * build follows the load: retrieval is of no use before a model is there to complete with, and the two would
+ * compete for the cores in the same way.
  */
 function startUp(indexer: WorkspaceIndexer, models: ModelLoader, host: CommandHost, noModel: () => boolean): void {
-  void whenQuiet().then((waitedMs) => {
-    host.log.info(`start-up index build after ${Math.round(waitedMs)} ms for the extension host to settle`);
+  const activated = performance.now();
+  void whenQuiet().then(async (waitedMs) => {
+    host.log.info(`start-up model load after ${Math.round(waitedMs)} ms for the extension host to settle`);
+    try {
+      await models.load();
+      if (noModel()) void offerFirstModel(host);
+    } catch (error) {
+      host.log.error(`model load failed: ${(error as Error).message}`);
+    }
+    host.log.info(`start-up index build after ${Math.round(performance.now() - activated)} ms from the activation`);
     void indexer.reindex(false);
   });
-  setTimeout(
-    () =>
-      void models.load().then(() => {
-        if (noModel()) void offerFirstModel(host);
-      }),
-    0,
-  );
 }

@@ -86,6 +86,7 @@ export class ModelLoader implements vscode.Disposable {
     private readonly settings: () => RepoGateSettings,
   ) {}
 
+  /** Resolves once loading has ended (ready, error or none); an error's message is shown without waiting for it. */
   async load(): Promise<void> {
     this.service.abortInFlight();
     this.service.cache.clear();
@@ -93,11 +94,13 @@ export class ModelLoader implements vscode.Disposable {
     if (request.server) request.server.apiKey = (await this.context.secrets.get(API_KEY_SECRET)) || undefined;
     this.watchFiles(request);
     const state = await this.engine.load(request);
-    if (state.kind === 'error') {
-      const choice = await vscode.window.showErrorMessage(`RepoGate: ${state.message}`, 'Select Model…', 'Show Log');
-      if (choice === 'Select Model…') await vscode.commands.executeCommand('repogate.selectModel');
-      if (choice === 'Show Log') this.log.show();
-    }
+    if (state.kind === 'error') void this.offerFix(state.message);
+  }
+
+  private async offerFix(message: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(`RepoGate: ${message}`, 'Select Model…', 'Show Log');
+    if (choice === 'Select Model…') await vscode.commands.executeCommand('repogate.selectModel');
+    if (choice === 'Show Log') this.log.show();
   }
 
   /**

@@ -1,8 +1,7 @@
 /**
- * Waiting for the extension host to settle before the start-up index build. The build's thread takes a core for
- * seconds; started while VS Code is still activating its extensions (git's scans and processes, the language
- * servers), it slowed that work on the host's event loop on a two-core machine. Completions do not wait for it:
- * they run without retrieval until the index is ready.
+ * Waiting for the extension host to settle before the start-up work (the model load, then the index build). Each
+ * takes a core for a second or more; started while VS Code is still activating its extensions (git's scans and
+ * processes, the language servers), they slowed that work on the host's event loop on a two-core machine.
  */
 
 /** How often the event loop's lateness is sampled. */
