@@ -33,9 +33,9 @@ await build({
   entryPoints: {
     extension: 'src/extension.ts',
     cli: 'src/cli.ts',
-    indexWorker: 'src/retrieval/worker.ts',
+    indexProcess: 'src/retrieval/indexProcess.ts',
     engineProcess: 'src/engine/engineProcess.ts',
-    engineLauncher: 'src/engine/engineLauncher.ts',
+    processLauncher: 'src/index/processLauncher.ts',
   },
   outdir: 'dist',
 });

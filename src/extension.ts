@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { activateRepoGate, type FaultHooks } from './vscode/activate';
+import { activateRepoGate, type TestHooks } from './vscode/activate';
 
-export function activate(context: vscode.ExtensionContext): FaultHooks | undefined {
+export function activate(context: vscode.ExtensionContext): TestHooks | undefined {
   return activateRepoGate(context);
 }
 

@@ -5,71 +5,20 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Worker } from 'worker_threads';
+import { ForkedProcess } from '../index/forkedProcess';
 import { PendingRequests } from '../index/pendingRequests';
 import type { CompleteOptions, CompletionRequest, CompletionResult, RetrieveFn } from './completionEngine';
-import type {
-  EngineSettings,
-  FromEngine,
-  FromLauncher,
-  RemoteModelState,
-  ToEngine,
-  ToLauncher,
-} from './engineProtocol';
+import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
 import type { ModelRequest } from './modelHost';
 
 /** How long a disposing engine may take to release its models before it is killed. */
 const DISPOSE_TIMEOUT_MS = 3000;
 
-// Both bundled next to the extension under these names; compiled by tsc beside this file under the same names.
+// Bundled next to the extension under this name; compiled by tsc beside this file under the same name.
 const engineScript = (): string => path.join(__dirname, 'engineProcess.js');
-const launcherScript = (): string => path.join(__dirname, 'engineLauncher.js');
-
-/**
- * The engine process, forked by a launcher thread (engineLauncher.ts) so that the spawn never blocks the
- * extension host's event loop; messages, output and the exit come through that thread.
- */
-class EngineProcess {
-  private readonly launcher: Worker;
-  /** Settles once the process has exited, or the launcher failed before or after starting it. */
-  readonly exited: Promise<void>;
-
-  constructor(
-    script: string,
-    on: { message(message: FromEngine): void; output(text: string): void; exit(reason: string): void },
-  ) {
-    this.launcher = new Worker(launcherScript(), { workerData: { script } });
-    this.exited = new Promise<void>((resolve) => {
-      let done = false;
-      const exit = (reason: string): void => {
-        if (done) return;
-        done = true;
-        on.exit(reason);
-        resolve();
-      };
-      this.launcher.on('message', (event: FromLauncher) => {
-        if ('message' in event) on.message(event.message);
-        else if ('output' in event) on.output(event.output);
-        else exit(event.exit.signal ?? `code ${event.exit.code}`);
-      });
-      // Without an exit report first, the launcher failed (the spawn, or the thread itself); an engine process it
-      // started loses its channel and exits by itself.
-      this.launcher.on('error', (error) => exit(`launcher failed: ${error.message}`));
-      this.launcher.on('exit', (code) => exit(`launcher exited with code ${code}`));
-    });
-  }
-
-  send(message: ToEngine): void {
-    this.launcher.postMessage({ send: message } satisfies ToLauncher);
-  }
-
-  kill(): void {
-    this.launcher.postMessage({ kill: true } satisfies ToLauncher);
-  }
-}
 
 export class EngineClient {
-  private child: EngineProcess | undefined;
+  private child: ForkedProcess<ToEngine, FromEngine> | undefined;
   /** Completions in flight, each with its streaming callback. */
   private readonly pending = new PendingRequests<CompletionResult, CompleteOptions['onPartial']>();
   private settings: EngineSettings | undefined;
@@ -144,14 +93,12 @@ export class EngineClient {
     this.ensureChild().send(message);
   }
 
-  private ensureChild(): EngineProcess {
+  private ensureChild(): ForkedProcess<ToEngine, FromEngine> {
     if (this.child) return this.child;
     if (!fs.existsSync(engineScript())) throw new Error(`the engine script is missing: ${engineScript()}`);
-    const child: EngineProcess = new EngineProcess(engineScript(), {
+    const child = new ForkedProcess<ToEngine, FromEngine>(engineScript(), {
       message: (message) => this.receive(message),
-      output: (text) => {
-        for (const line of text.split('\n')) if (line.trim()) this.log(line);
-      },
+      output: (line) => this.log(line),
       exit: (reason) => {
         if (this.child !== child) return;
         this.child = undefined;

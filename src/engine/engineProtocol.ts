@@ -39,10 +39,3 @@ export type FromEngine =
   | { type: 'failed'; id: number; message: string }
   | { type: 'retrieve'; id: number; request: RetrievalRequest }
   | { type: 'disposed' };
-
-/** From the extension host to the launcher thread (engineLauncher.ts): a message for the engine, or kill it. */
-export type ToLauncher = { send: ToEngine } | { kill: true };
-
-/** From the launcher thread: the engine's message, a chunk of its stdout/stderr, or its exit. */
-export type FromLauncher =
-  { message: FromEngine } | { output: string } | { exit: { code: number | null; signal: NodeJS.Signals | null } };

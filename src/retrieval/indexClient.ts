@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { Worker } from 'worker_threads';
 import type { Calibration } from './calibration';
 import type { RetrievalRequest, RetrievalResult } from './types';
+import { ForkedProcess } from '../index/forkedProcess';
 import { PendingRequests } from '../index/pendingRequests';
 import type { IndexStats } from '../index/repoIndex';
 import type { SkipReason } from '../index/skipReason';
@@ -21,51 +21,58 @@ export type IndexRequest =
   | { op: 'stats' }
   | { op: 'calibration' };
 
-function workerScript(): string {
-  // Bundled next to the extension as indexWorker.js; compiled by tsc as worker.js beside this file.
-  const bundled = path.join(__dirname, 'indexWorker.js');
-  return fs.existsSync(bundled) ? bundled : path.join(__dirname, 'worker.js');
-}
+/** From the index process: an answer by id, or the progress of the build. */
+export type IndexReply =
+  { id: number; result: unknown } | { id: number; error: string } | { progress: { done: number; total: number } };
+
+// Bundled next to the extension under this name; compiled by tsc beside this file under the same name.
+const indexScript = (): string => path.join(__dirname, 'indexProcess.js');
 
 /**
- * The index in a worker thread, behind promises. If the worker dies, pending calls fail with its error,
- * `onLost` is told, and the next call starts a fresh, empty worker (which must be rebuilt): the host never
- * crashes with it.
+ * The index in a process of its own (indexProcess.ts), behind promises. If the process dies, pending calls fail
+ * with its reason, `onLost` is told, and the next call starts a fresh, empty process (which must be rebuilt): the
+ * host never crashes with it.
  */
 export class IndexClient {
-  private worker: Worker | undefined;
+  private child: ForkedProcess<{ id: number; request: IndexRequest }, IndexReply> | undefined;
   private readonly requests = new PendingRequests<unknown>();
   onProgress: (done: number, total: number) => void = () => undefined;
-  /** The worker ended by itself (a crash, out of memory, killed); not called after `dispose`. */
+  /** The process ended by itself (a crash, out of memory, killed), with why; not called after `dispose`. */
   onLost: (reason: string) => void = () => undefined;
+  /** A line the process wrote to its stdout or stderr. */
+  onOutput: (line: string) => void = () => undefined;
 
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(workerScript());
-    worker.on(
-      'message',
-      (message: { id?: number; result?: unknown; error?: string; progress?: { done: number; total: number } }) => {
-        if (message.progress) return this.onProgress(message.progress.done, message.progress.total);
-        if (message.error !== undefined) this.requests.reject(message.id!, new Error(message.error));
-        else this.requests.resolve(message.id!, message.result);
+  /** The index process's id, once it has been started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  private ensureChild(): ForkedProcess<{ id: number; request: IndexRequest }, IndexReply> {
+    if (this.child) return this.child;
+    if (!fs.existsSync(indexScript())) throw new Error(`the index script is missing: ${indexScript()}`);
+    const child = new ForkedProcess<{ id: number; request: IndexRequest }, IndexReply>(indexScript(), {
+      message: (message) => {
+        if ('progress' in message) this.onProgress(message.progress.done, message.progress.total);
+        else if ('error' in message) this.requests.reject(message.id, new Error(message.error));
+        else this.requests.resolve(message.id, message.result);
       },
-    );
-    const fail = (error: Error): void => {
-      // 'error' is followed by 'exit', and a disposed worker has already been let go: report each loss once.
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      this.requests.rejectAll(error);
-      this.onLost(error.message);
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`index worker exited with code ${code}`)));
-    this.worker = worker;
-    return worker;
+      output: (line) => this.onOutput(line),
+      exit: (reason) => {
+        // A disposed process has already been let go: report only a loss.
+        if (this.child !== child) return;
+        this.child = undefined;
+        const error = new Error(`the index process exited (${reason})`);
+        this.requests.rejectAll(error);
+        this.onLost(reason);
+      },
+    });
+    this.child = child;
+    return child;
   }
 
   private call<T>(request: IndexRequest): Promise<T> {
-    const worker = this.ensureWorker();
-    return this.requests.request((id) => worker.postMessage({ id, request }), undefined) as Promise<T>;
+    const child = this.ensureChild();
+    return this.requests.request((id) => child.send({ id, request }), undefined) as Promise<T>;
   }
 
   build(options: WorkerBuildOptions): Promise<BuildReport> {
@@ -102,15 +109,12 @@ export class IndexClient {
     return this.call({ op: 'stats' });
   }
 
+  /** Ends the process: it holds nothing to release, and a cache it was writing is renamed into place only whole. */
   async dispose(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
+    const child = this.child;
+    this.child = undefined;
     this.requests.rejectAll(new Error('the index was closed'));
-    await worker?.terminate();
-  }
-
-  /** Fault injection for the editor-level fault suite: ends the worker as a crash would. */
-  async crashWorker(): Promise<void> {
-    await this.worker?.terminate();
+    child?.kill();
+    await child?.exited;
   }
 }

@@ -13,26 +13,24 @@ import { StatusBar } from './statusBar';
 import { watchWorkspace } from './watchWorkspace';
 
 /**
- * What the editor-level fault suite (test/integration) and the soak (test/soak) cannot do or see from outside: the
- * index worker is a thread of the extension host, so no signal reaches it alone, and the live index and the
- * provider's calls are inside it. Exported only when the test sets FAULT_HOOKS_ENV.
+ * What the soak (test/soak) cannot see from outside: the live index's size and the provider's calls. Exported only
+ * when the test sets TEST_HOOKS_ENV.
  */
-export interface FaultHooks {
-  crashIndexWorker(): Promise<void>;
+export interface TestHooks {
   /** The live index's size, as incremental updates left it. */
   indexStats(): Promise<IndexStats>;
   /** How the provider's calls ended so far. */
   requests(): RequestLedgerSnapshot;
 }
-const FAULT_HOOKS_ENV = 'REPOGATE_FAULT_HOOKS';
+const TEST_HOOKS_ENV = 'REPOGATE_TEST_HOOKS';
 
 /**
- * The composition root of the editor side: the index in a worker thread (src/vscode/reindex.ts), the models and
- * the completion engine in a child process (src/vscode/models.ts), the completion service (cursor cache,
+ * The composition root of the editor side: the index in a process of its own (src/vscode/reindex.ts), the models
+ * and the completion engine in another (src/vscode/models.ts), the completion service (cursor cache,
  * statistics), the provider, the status bar and the commands. This side only translates VS Code events; no
  * indexing or model work runs on the extension host's event loop.
  */
-export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks | undefined {
+export function activateRepoGate(context: vscode.ExtensionContext): TestHooks | undefined {
   const log = vscode.window.createOutputChannel('RepoGate', { log: true });
   const client = new IndexClient();
   const statusBar = new StatusBar();
@@ -115,9 +113,8 @@ export function activateRepoGate(context: vscode.ExtensionContext): FaultHooks |
   if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
   render();
   startUp(indexer, models, host, () => engine.state.kind === 'no-model');
-  return process.env[FAULT_HOOKS_ENV] === '1'
+  return process.env[TEST_HOOKS_ENV] === '1'
     ? {
-        crashIndexWorker: () => client.crashWorker(),
         indexStats: () => client.stats(),
         requests: () => provider.ledger.snapshot(),
       }

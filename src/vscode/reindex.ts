@@ -1,5 +1,5 @@
 /**
- * Indexing the workspace from the editor: a build at start, on *Reindex Repository* and after the index worker
+ * Indexing the workspace from the editor: a build at start, on *Reindex Repository* and after the index process
  * was lost, with progress, cancellation, the event loop's longest wait, and what the cache did, in the log.
  */
 import { monitorEventLoopDelay } from 'perf_hooks';
@@ -34,7 +34,8 @@ export class WorkspaceIndexer {
   private readonly restarts = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
 
   constructor(private readonly host: IndexerHost) {
-    host.client.onLost = (reason) => this.workerLost(reason);
+    host.client.onLost = (reason) => this.processLost(reason);
+    host.client.onOutput = (line) => host.log.trace(`index: ${line}`);
   }
 
   /** Builds the index (`fresh`: every file parsed again, as the command asks), when the workspace may be read. */
@@ -134,14 +135,14 @@ export class WorkspaceIndexer {
     if (fresh) void vscode.window.showInformationMessage(`RepoGate: ${message}.`);
   }
 
-  /** The index worker died by itself: rebuilt from its cache, up to MAX_RESTARTS times a window. */
-  private workerLost(reason: string): void {
+  /** The index process died by itself: rebuilt from its cache, up to MAX_RESTARTS times a window. */
+  private processLost(reason: string): void {
     const { log } = this.host;
     if (!this.restarts.take()) {
-      log.error(`the index worker stopped (${reason}) again; it is left stopped until "RepoGate: Reindex Repository"`);
+      log.error(`the index process stopped (${reason}) again; it is left stopped until "RepoGate: Reindex Repository"`);
       return;
     }
-    log.warn(`the index worker stopped (${reason}); rebuilding the index from its cache`);
+    log.warn(`the index process stopped (${reason}); rebuilding the index from its cache`);
     void this.reindex(false);
   }
 }

@@ -129,7 +129,7 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       return (await request({ op: 'save' })).saved;
     },
 
-    /** Calls RepoGate's test hook `name` (REPOGATE_FAULT_HOOKS=1 in code-server's environment); returns its value. */
+    /** Calls RepoGate's test hook `name` (REPOGATE_TEST_HOOKS=1 in code-server's environment); returns its value. */
     async hook(name) {
       return (await request({ op: 'hook', name }, { timeout: 30_000 })).value;
     },

@@ -189,8 +189,6 @@ export function suiteEnv(folders: RunFolders): Record<string, string> {
     REPOGATE_IT_MODEL: model,
     REPOGATE_IT_FIXTURE: fixture,
     REPOGATE_IT_USER_DATA: folders.userData,
-    // The fault suite ends the index worker through the extension's fault hooks (src/vscode/activate.ts).
-    REPOGATE_FAULT_HOOKS: '1',
   };
 }
 

@@ -8,11 +8,11 @@ const rssMb = (pid) => {
 };
 
 /**
- * RSS of the extension host (`hostPid`) and of RepoGate's engine process, its child running engineProcess.js
- * (0 while none runs, e.g. between two model loads).
+ * RSS of the extension host (`hostPid`) and of RepoGate's processes, its children running engineProcess.js and
+ * indexProcess.js (0 while one does not run, e.g. between two model loads).
  */
 export function processRss(hostPid) {
-  let engineRssMb = 0;
+  const rss = { hostRssMb: rssMb(hostPid), engineRssMb: 0, indexRssMb: 0 };
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
@@ -21,13 +21,15 @@ export function processRss(hostPid) {
           .replace(/^.*\) /, '')
           .split(' ')[1],
       );
-      if (ppid === hostPid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('engineProcess.js'))
-        engineRssMb = rssMb(name);
+      if (ppid !== hostPid) continue;
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      if (cmdline.includes('engineProcess.js')) rss.engineRssMb = rssMb(name);
+      if (cmdline.includes('indexProcess.js')) rss.indexRssMb = rssMb(name);
     } catch {
       /* the process ended while it was read */
     }
   }
-  return { hostRssMb: rssMb(hostPid), engineRssMb };
+  return rss;
 }
 
 /** Log files under `dir`, recursively. */

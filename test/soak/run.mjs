@@ -4,7 +4,8 @@
 // (test/fixtures/models/repogate-tiny.gguf). It types real lines (taken from the repository's own files), accepts
 // and rejects ghost text, undoes, switches files and saves; on a schedule it changes 50 files from outside (a
 // `git checkout` of another commit), reindexes twice and changes settings (gate, contextTokens, model). Every
-// SAMPLE_MS it records the extension host's and the engine process's RSS and the host's longest event-loop delay
+// SAMPLE_MS it records the RSS of the extension host, the engine process and the index process (reported, no
+// target of its own: it is not the editor's memory), and the host's longest event-loop delay
 // (tools/e2e/null-completion's monitor); at the end RepoGate's requests (answered, empty, cancelled, failed, the
 // slowest), the errors in its log and the extension host's, the live index against a fresh build of the same
 // folder (`repogate index --fresh`), and `git status`. Prints the figures and a verdict per target; exits 1 on a
@@ -84,7 +85,7 @@ try {
   mkdirSync(join(work, 'models'));
   copyFileSync(demoModel, copyModel);
   say(`${makeRepository(repo)} files copied into ${repo} (a git repository of two commits)`);
-  const env = { ...process.env, REPOGATE_E2E_BASELINE_DIR: join(work, 'requests'), REPOGATE_FAULT_HOOKS: '1' };
+  const env = { ...process.env, REPOGATE_E2E_BASELINE_DIR: join(work, 'requests'), REPOGATE_TEST_HOOKS: '1' };
   session = await openSession({
     work,
     workspace: repo,
@@ -177,7 +178,7 @@ async function scheduled(editor, kind, settings, indexed) {
   }
 }
 
-/** RSS of the extension host and the engine process, and the host's longest event-loop delay since the last sample. */
+/** RSS of the extension host, the engine and the index processes, and the host's longest event-loop delay since the last sample. */
 async function sample(editor, atMs) {
   const { maxDelayMs, pid } = await editor.loopWindow();
   const rss = processRss(pid);
@@ -227,7 +228,12 @@ function report(r) {
     ],
     gitStatusClean: [r.gitStatus.length === 0, (clean) => clean],
   };
-  const result = { ...r, loadavg: readFileSync('/proc/loadavg', 'utf8').trim(), verdicts: {} };
+  const result = {
+    ...r,
+    indexRssGrowth: growth('indexRssMb'),
+    loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
+    verdicts: {},
+  };
   let missed = false;
   for (const [name, [value, ok]] of Object.entries(verdicts)) {
     result.verdicts[name] = { value, met: ok(value) };
@@ -238,7 +244,8 @@ function report(r) {
   const last = r.samples.at(-1);
   console.log(
     `soak: ${r.minutes} min, ${r.episodes} episodes; extension host RSS ${first?.hostRssMb} → ${last.hostRssMb} MB, ` +
-      `engine RSS ${first?.engineRssMb} → ${last.engineRssMb} MB (from ${Math.round(WARM_UP_SHARE * 100)} % of the run); ` +
+      `engine RSS ${first?.engineRssMb} → ${last.engineRssMb} MB, index RSS ${first?.indexRssMb} → ${last.indexRssMb} MB ` +
+      `(from ${Math.round(WARM_UP_SHARE * 100)} % of the run); ` +
       `requests ${JSON.stringify(r.requests)}; index live ${JSON.stringify(r.index.live)} fresh ${JSON.stringify(r.index.fresh)}; ` +
       `load ${result.loadavg}`,
   );

@@ -259,25 +259,31 @@ describe('robustness', () => {
     }
   });
 
-  it('builds in a thread of low priority on Linux, and the host thread keeps its own', async function () {
+  it('builds in a process of its own at low priority, every thread of it, and the host keeps its own', async function () {
     if (process.platform !== 'linux') this.skip();
-    const niceOf = (task: string): number =>
+    const niceOf = (pid: number | string, task: string): number =>
       Number(
-        readFileSync(`/proc/self/task/${task}/stat`, 'utf8')
+        readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
           .replace(/^.*\) /, '')
           .split(' ')[16],
       );
-    const host = niceOf(String(process.pid));
-    const before = new Set(readdirSync('/proc/self/task'));
+    const hostThreads = (): Map<string, number> =>
+      new Map(readdirSync('/proc/self/task').map((task) => [task, niceOf('self', task)]));
+    const host = hostThreads();
     const client = new IndexClient();
     try {
       await client.build({ root: SHOP });
-      const started = readdirSync('/proc/self/task').filter((t) => !before.has(t));
-      assert.ok(
-        started.some((t) => niceOf(t) === Math.max(host, 10)),
-        `a thread started for the index runs at nice 10: ${started.map(niceOf).join(', ')}`,
+      const pid = client.pid;
+      assert.ok(pid && pid !== process.pid, `the index runs in a process of its own (${pid})`);
+      const tasks = readdirSync(`/proc/${pid}/task`);
+      const nice = Math.max(niceOf('self', String(process.pid)), 10);
+      assert.deepStrictEqual(
+        tasks.map((task) => niceOf(pid, task)),
+        tasks.map(() => nice),
+        `every thread of the index process runs at nice ${nice}`,
       );
-      assert.equal(niceOf(String(process.pid)), host, "the host's own thread is untouched");
+      for (const [task, before] of host)
+        if (hostThreads().has(task)) assert.equal(niceOf('self', task), before, `host thread ${task} is untouched`);
     } finally {
       await client.dispose();
     }

@@ -58,9 +58,9 @@ for (const path of [
   'package.json',
   'dist/extension.js',
   'dist/cli.js',
-  'dist/indexWorker.js',
+  'dist/indexProcess.js',
   'dist/engineProcess.js',
-  'dist/engineLauncher.js',
+  'dist/processLauncher.js',
   'dist/models/repogate-tiny.gguf',
   ...['', '-typescript', '-tsx', '-javascript', '-python', '-go', '-rust', '-java'].map(
     (g) => `dist/grammars/tree-sitter${g}.wasm`,

@@ -1,16 +1,15 @@
 /**
  * The faults a user's machine produces, each injected into the running editor: the engine process killed during
- * a generation, the index worker ended, the index cache truncated or garbled, a full disk under the cache, the
+ * a generation, the index process killed, the index cache truncated or garbled, a full disk under the cache, the
  * model file replaced by a truncated copy while loaded, the workspace folder renamed while it is indexed, the
  * inference server refusing requests (401) and then answering again. After each, ghost text must come back with no
  * action beyond what the message asks (its time from the fault's end is reported against the issue's 10 s), the
  * extension host never reloads (this suite runs inside it), and the log carries one clear line about it. Runs
  * after extension.test.ts.
  *
- * Faults are real where they can be: SIGKILL to the engine's process, bytes cut from real files, a real tmpfs that
+ * Faults are real: SIGKILL to the engine's and the index's processes, bytes cut from real files, a real tmpfs that
  * fills up (needs root; skipped otherwise), a real llama-server behind a proxy that answers 401 (skipped when no
- * llama-server build is cached: tools/llama-server/build.sh). The index worker is a thread of the extension host,
- * which no signal reaches alone: it is ended through the extension's fault hook (REPOGATE_FAULT_HOOKS).
+ * llama-server build is cached: tools/llama-server/build.sh).
  */
 import * as assert from 'assert';
 import { execFileSync } from 'child_process';
@@ -63,10 +62,6 @@ const FULL_DISK_SIZE = '4k';
 const LOG_MS = 60_000;
 /** Long enough for a few requests to reach a refusing server. */
 const REFUSED_MS = 3_000;
-
-interface FaultHooks {
-  crashIndexWorker(): Promise<void>;
-}
 
 /**
  * Places that no earlier test completed, one per completion: the cursor cache cannot answer there, so ghost text
@@ -142,19 +137,36 @@ async function waitForLogLine(pattern: RegExp, before: number, what: string): Pr
 }
 
 /** The engine process: the child of this extension host (forked by the launcher thread) running engineProcess.js. */
-function enginePid(): number | undefined {
+/** The process of RepoGate's running `script` (engineProcess.js, indexProcess.js): a child of the extension host. */
+function childPid(script: string): number | undefined {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (parent !== process.pid) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('engineProcess.js')) return Number(name);
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(script)) return Number(name);
     } catch {
       // A process that ended while being read.
     }
   }
   return undefined;
+}
+
+/** Kills the index process as a crash would; resolves once it is gone. */
+async function killIndexProcess(): Promise<void> {
+  const pid = childPid('indexProcess.js');
+  assert.ok(pid, `no index process is a child of the extension host (${process.pid})`);
+  process.kill(pid, 'SIGKILL');
+  // A killed process reads as a zombie (an empty command line) until the host has reaped it.
+  const alive = (): boolean => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== '';
+    } catch {
+      return false;
+    }
+  };
+  while (alive()) await sleep(50);
 }
 
 /** The index cache folder of this workspace: the extension's workspace storage, holding index.meta.json. */
@@ -182,14 +194,10 @@ function treeOf(dir: string): Map<string, string> {
 
 describe('RepoGate recovers from faults', function () {
   this.timeout(180_000);
-  let hooks: FaultHooks;
-
   before(async () => {
-    const extension = vscode.extensions.getExtension<FaultHooks | undefined>(EXTENSION_ID);
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension, `${EXTENSION_ID} is not loaded`);
-    const exports = await withTimeout(extension.activate(), 60_000, 'activation');
-    assert.ok(exports?.crashIndexWorker, 'the fault hooks are not exported (REPOGATE_FAULT_HOOKS=1 is not set)');
-    hooks = exports;
+    await withTimeout(extension.activate(), 60_000, 'activation');
     await setGlobal('gate', 'always');
   });
 
@@ -212,7 +220,7 @@ describe('RepoGate recovers from faults', function () {
   });
 
   it('the engine process killed (SIGKILL) during a generation: restarted with one notice, ghost text again', async () => {
-    const pid = enginePid();
+    const pid = childPid('engineProcess.js');
     assert.ok(pid, `no engine process is a child of the extension host (${process.pid})`);
     const notices = count(extensionLog(), /the engine process stopped/);
     const editor = await freshPlace();
@@ -222,21 +230,18 @@ describe('RepoGate recovers from faults', function () {
     const killed = Date.now();
     await revert(editor);
     await recovered(killed, 'the engine was killed');
-    assert.notStrictEqual(enginePid(), pid, 'the engine process was not replaced');
+    assert.notStrictEqual(childPid('engineProcess.js'), pid, 'the engine process was not replaced');
     const log = await waitForLogLine(/the engine process stopped/, notices, 'the restart notice');
     assert.strictEqual(count(log, /the engine process stopped/), notices + 1, 'more than one notice for one kill');
     assert.match(log, /the engine process stopped \(SIGKILL\); it was restarted with the same model/);
   });
 
-  it('the index worker ended: rebuilt from its cache, and retrieval answers again', async () => {
+  it('the index process killed: rebuilt from its cache, and retrieval answers again', async () => {
     const before = count(extensionLog(), /cache: loaded/);
-    await hooks.crashIndexWorker();
+    await killIndexProcess();
     const ended = Date.now();
     const log = await waitForLogLine(/cache: loaded/, before, 'the index rebuilt from its cache');
-    assert.match(
-      log,
-      /the index worker stopped \(index worker exited with code \d+\); rebuilding the index from its cache/,
-    );
+    assert.match(log, /the index process stopped \(SIGKILL\); rebuilding the index from its cache/);
     assert.match(
       log
         .split('\n')
@@ -244,7 +249,7 @@ describe('RepoGate recovers from faults', function () {
         .at(-1) ?? '',
       /; 0 parsed; /,
     );
-    await recovered(ended, 'the index worker ended');
+    await recovered(ended, 'the index process was killed');
   });
 
   for (const [what, damage] of [
@@ -257,7 +262,7 @@ describe('RepoGate recovers from faults', function () {
     it(`the index cache ${what}: discarded with a warning, the index rebuilt from the files`, async () => {
       const before = count(extensionLog(), /index cache discarded/);
       damage(cacheDir());
-      await hooks.crashIndexWorker();
+      await killIndexProcess();
       const ended = Date.now();
       const log = await waitForLogLine(/index cache discarded/, before, 'the warning about the cache');
       assert.match(
@@ -328,13 +333,13 @@ describe('RepoGate recovers from faults', function () {
   it('the workspace folder renamed while it is indexed: no crash, ghost text again once it is back', async () => {
     const root = workspaceFolder().uri.fsPath;
     const moved = `${root}-moved`;
-    const pid = enginePid();
+    const pid = childPid('engineProcess.js');
     const reindexing = run('repogate.reindex');
     renameSync(root, moved);
     await withTimeout(reindexing, 60_000, 'repogate.reindex with the folder gone');
     renameSync(moved, root);
     const back = Date.now();
-    assert.strictEqual(enginePid(), pid, 'the engine process did not survive');
+    assert.strictEqual(childPid('engineProcess.js'), pid, 'the engine process did not survive');
     await recovered(back, 'the workspace folder came back');
   });
 

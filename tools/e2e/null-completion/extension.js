@@ -9,7 +9,7 @@
 //    forMs} answers the extension host's longest event-loop delay over the first `forMs` after activation,
 //    {op: "loopWindow"} the longest since the previous loopWindow (the soak's samples), {op: "save"} saves the
 //    active document and answers once it is written, {op: "hook", name} calls
-//    RepoGate's test hook `name` (exported with REPOGATE_FAULT_HOOKS=1: the live index's size, its requests).
+//    RepoGate's test hook `name` (exported with REPOGATE_TEST_HOOKS=1: the live index's size, its requests).
 // 3. It measures that delay the way RepoGate measures its builds (src/vscode/reindex.ts: monitorEventLoopDelay at
 //    1 ms resolution), from its activation (onStartupFinished, like RepoGate's): in a window without RepoGate, that
 //    is what VS Code's own start-up costs the host, the baseline of RepoGate's cold-build stall.

@@ -1,34 +1,47 @@
+import * as fs from 'fs';
 import * as os from 'os';
-import { parentPort } from 'worker_threads';
 import { DEFAULTS } from '../defaults';
 import { readSourceFile } from '../index/readSource';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, FileRefresher } from '../index/workspace';
 import { calibrate, type Calibration } from './calibration';
-import type { IndexRequest } from './indexClient';
+import type { IndexReply, IndexRequest } from './indexClient';
 import { FUSED } from './profiles';
 import { retrieve } from './retrieve';
 
 /**
- * The index's own thread: parsing and BM25 updates never run on the extension host's event loop.
- * Requests are answered in arrival order of their completion; a build yields between files so that
+ * The index's own process (forked beside the extension host, indexClient.ts): parsing and BM25 updates never run
+ * on the extension host's event loop, and neither the index's memory, its garbage collection nor its threads are
+ * the host's. Requests are answered in arrival order of their completion; a build yields between files so that
  * retrievals and single-file updates interleave with it.
  */
+
 /**
- * The nice value of this thread. The index is background work beside the editor's own threads: on a two-core
- * machine a build takes a core for 15-20 s, and at equal priority the extension host's thread waits behind it.
- * At 10 (or the host's own nice value, if higher) the scheduler gives the host about ten times the share when
- * both want a core, and an idle core is still the build's. Linux only, where the nice value is per thread;
- * elsewhere it would lower the whole extension host.
+ * The nice value of this process. The index is background work beside the editor: on a two-core machine a build
+ * takes a core for 15-20 s, and at equal priority the extension host's thread waits behind it. At 10 (or the
+ * host's own, if higher) the scheduler gives the host about ten times the share when both want a core, and an
+ * idle core is still the build's.
  */
-const INDEX_THREAD_NICE = 10;
-if (process.platform === 'linux') {
+const INDEX_NICE = 10;
+
+/**
+ * Lowers the whole process. On Linux the nice value is per thread, and V8's and libuv's threads (garbage
+ * collection, file reads) already run when this script starts: each is lowered, and threads started later inherit
+ * it from the thread that starts them.
+ */
+function lowerPriority(): void {
   try {
-    os.setPriority(Math.max(os.getPriority(), INDEX_THREAD_NICE));
+    const nice = Math.max(os.getPriority(), INDEX_NICE);
+    os.setPriority(nice);
+    if (process.platform === 'linux')
+      for (const task of fs.readdirSync('/proc/self/task')) os.setPriority(Number(task), nice);
   } catch {
-    // A sandbox that forbids it: the index runs at the editor's priority, as it did before.
+    // A sandbox that forbids it: the index runs at the editor's priority.
   }
 }
+lowerPriority();
+
+const send = (message: IndexReply): void => void process.send!(message);
 
 let index: RepoIndex | undefined;
 let refresher: FileRefresher | undefined;
@@ -78,7 +91,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
           onProgress: (done, total) => {
             if (Date.now() - lastReport > 100 || done === total) {
               lastReport = Date.now();
-              parentPort!.postMessage({ progress: { done, total } });
+              send({ progress: { done, total } });
             }
           },
         });
@@ -116,9 +129,11 @@ function requireIndex(): RepoIndex {
   return index;
 }
 
-parentPort!.on('message', ({ id, request }: { id: number; request: IndexRequest }) => {
+process.on('message', ({ id, request }: { id: number; request: IndexRequest }) => {
   handle(request).then(
-    (result) => parentPort!.postMessage({ id, result }),
-    (error: Error) => parentPort!.postMessage({ id, error: error.name === 'AbortError' ? 'cancelled' : error.message }),
+    (result) => send({ id, result }),
+    (error: Error) => send({ id, error: error.name === 'AbortError' ? 'cancelled' : error.message }),
   );
 });
+// The extension host (or its launcher thread) is gone: nobody is left to ask.
+process.on('disconnect', () => process.exit(0));
