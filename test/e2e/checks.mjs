@@ -64,7 +64,8 @@ function probeStalls(artifactsDir) {
 
 /**
  * Milliseconds from RepoGate's activation to the end of its start-up build, from its log: the wait for the host to
- * settle ("start-up index build after N ms …") plus the time from that line to the first `indexed` line.
+ * settle and the model's load ("start-up index build after N ms …") plus the time from that line to the first
+ * `indexed` line.
  */
 function startUpSpanMs(log) {
   const lines = log.split('\n');
@@ -545,7 +546,7 @@ export const checks = [
       });
       const before = indexedLines(first).length;
       // The span from the activation (RepoGate's and the null extension's, both onStartupFinished) to the cold
-      // build's end: the start-up build first waits for the host to settle (src/vscode/quietStart.ts). The null
+      // build's end: the start-up work first waits for the host to settle (src/vscode/quietStart.ts). The null
       // extension's longest delay over it in this window; the next check measures it in a window without RepoGate.
       const spanMs = startUpSpanMs(first);
       const coldNull = await editor.loopDelay(spanMs);
