@@ -18,6 +18,11 @@ export type FromLauncher<Out> =
 
 // Bundled next to the extension under this name; compiled by tsc beside this file under the same name.
 const launcherScript = (): string => path.join(__dirname, 'processLauncher.js');
+/**
+ * The launcher's young generation, in MB: it holds nothing but messages in transit, which die young. At V8's
+ * default the thread's young generation grew to tens of MB of the extension host's memory while relaying edits.
+ */
+const LAUNCHER_YOUNG_GENERATION_MB = 4;
 
 export class ForkedProcess<In, Out> {
   private readonly launcher: Worker;
@@ -30,7 +35,10 @@ export class ForkedProcess<In, Out> {
     script: string,
     on: { message(message: Out): void; output(line: string): void; exit(reason: string): void },
   ) {
-    this.launcher = new Worker(launcherScript(), { workerData: { script } });
+    this.launcher = new Worker(launcherScript(), {
+      workerData: { script },
+      resourceLimits: { maxYoungGenerationSizeMb: LAUNCHER_YOUNG_GENERATION_MB },
+    });
     this.exited = new Promise<void>((resolve) => {
       let done = false;
       const exit = (reason: string): void => {
