@@ -11,7 +11,8 @@
 // folder (`repogate index --fresh`), and `git status`. Prints the figures and a verdict per target; exits 1 on a
 // missed one. Results: test/soak/artifacts/soak.json (and the logs).
 // Usage: node test/soak/run.mjs [--minutes N] [--all-extensions] [file.vsix]   (default 20 minutes, only the
-// built-in extensions that run no code beside RepoGate and the null extension; the newest repogate-*.vsix)
+// built-in extensions that run no code beside RepoGate and the null extension; the newest repogate-*.vsix).
+// REPOGATE_E2E_LOOP_PROBE=1 adds the e2e run's loop probe (test/e2e/README.md).
 // `npm run test:soak` packages and installs first. Not part of CI: it takes as long as it says.
 import { execFileSync } from 'child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
@@ -85,11 +86,19 @@ try {
   mkdirSync(join(work, 'models'));
   copyFileSync(demoModel, copyModel);
   say(`${makeRepository(repo)} files copied into ${repo} (a git repository of two commits)`);
-  const env = { ...process.env, REPOGATE_E2E_BASELINE_DIR: join(work, 'requests'), REPOGATE_TEST_HOOKS: '1' };
+  // REPOGATE_E2E_LOOP_PROBE=1, as in the e2e run: every stall of the host over 30 ms, with its time, in
+  // artifacts/event-loop/exthost-<pid>.txt, to be read beside RepoGate's log.
+  const probe = process.env.REPOGATE_E2E_LOOP_PROBE === '1';
+  const env = {
+    ...process.env,
+    REPOGATE_E2E_BASELINE_DIR: join(work, 'requests'),
+    REPOGATE_TEST_HOOKS: '1',
+    ...(probe && { REPOGATE_E2E_LOOP_PROBE_DIR: join(artifactsDir, 'event-loop') }),
+  };
   session = await openSession({
     work,
     workspace: repo,
-    extensions: [vsix, 'null-completion'],
+    extensions: [vsix, ...(probe ? ['loop-probe'] : []), 'null-completion'],
     artifactsDir,
     env,
     // Old editors close as new ones open: twenty minutes of files left open would be the test's memory, not RepoGate's.
