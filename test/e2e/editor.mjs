@@ -119,7 +119,7 @@ export function createEditor(page, { userDataDir, artifactsDir, baselineDir }) {
       return { maxDelayMs, overMs };
     },
 
-    /** The longest event-loop delay of the extension host since the previous call, and the host's pid. */
+    /** The longest event-loop delay of the extension host since the previous call, its pid and JS heap in use. */
     async loopWindow() {
       return request({ op: 'loopWindow' });
     },

@@ -189,9 +189,14 @@ async function scheduled(editor, kind, settings, indexed) {
 
 /** RSS of the extension host, the engine and the index processes, and the host's longest event-loop delay since the last sample. */
 async function sample(editor, atMs) {
-  const { maxDelayMs, pid } = await editor.loopWindow();
+  const { maxDelayMs, pid, heapUsedMb } = await editor.loopWindow();
   const rss = processRss(pid);
-  return { atS: Math.round(atMs / 1000), maxDelayMs: Math.round(maxDelayMs * 10) / 10, ...rss };
+  return {
+    atS: Math.round(atMs / 1000),
+    maxDelayMs: Math.round(maxDelayMs * 10) / 10,
+    ...rss,
+    hostHeapUsedMb: heapUsedMb,
+  };
 }
 
 /** Requests, errors, the live index against a fresh build, and git status. */

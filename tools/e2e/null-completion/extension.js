@@ -7,8 +7,8 @@
 //    cannot reach deep files of a large repository: its list only renders the rows in view), {op: "configure",
 //    settings} sets user settings through the configuration API (no race with a file watcher), {op: "loopDelay",
 //    forMs} answers the extension host's longest event-loop delay over the first `forMs` after activation,
-//    {op: "loopWindow"} the longest since the previous loopWindow (the soak's samples), {op: "save"} saves the
-//    active document and answers once it is written, {op: "hook", name} calls
+//    {op: "loopWindow"} the longest since the previous loopWindow and the host's JS heap in use (the soak's
+//    samples), {op: "save"} saves the active document and answers once it is written, {op: "hook", name} calls
 //    RepoGate's test hook `name` (exported with REPOGATE_TEST_HOOKS=1: the live index's size, its requests).
 // 3. It measures that delay the way RepoGate measures its builds (src/vscode/reindex.ts: monitorEventLoopDelay at
 //    1 ms resolution), from its activation (onStartupFinished, like RepoGate's): in a window without RepoGate, that
@@ -81,7 +81,7 @@ async function carryOut(request) {
   if (request.op === 'loopWindow') {
     const maxDelayMs = windowDelay.max / 1e6;
     windowDelay.reset();
-    return { maxDelayMs, pid: process.pid };
+    return { maxDelayMs, pid: process.pid, heapUsedMb: Math.round(process.memoryUsage().heapUsed / 104857.6) / 10 };
   }
   if (request.op === 'hook') {
     const hooks = vscode.extensions.getExtension('repogate.repogate')?.exports;
