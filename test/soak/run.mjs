@@ -12,7 +12,10 @@
 // missed one. Results: test/soak/artifacts/soak.json (and the logs).
 // Usage: node test/soak/run.mjs [--minutes N] [--all-extensions] [file.vsix]   (default 20 minutes, only the
 // built-in extensions that run no code beside RepoGate and the null extension; the newest repogate-*.vsix).
-// REPOGATE_E2E_LOOP_PROBE=1 adds the e2e run's loop probe (test/e2e/README.md).
+// REPOGATE_E2E_LOOP_PROBE=1 adds the e2e run's loop probe (test/e2e/README.md). --baseline: the same session and
+// editing without RepoGate, the null extension answering the completions (its ghost text taken or rejected), the
+// external change the only scheduled event: what VS Code's own host does over the same time, for the RSS and delay
+// figures; the checks of RepoGate's requests and index are left out.
 // `npm run test:soak` packages and installs first. Not part of CI: it takes as long as it says.
 import { execFileSync } from 'child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
@@ -30,6 +33,8 @@ const TARGETS = { rssGrowth: 0.1, maxDelayMs: 100, hangMs: 10_000 };
 /** RSS growth is measured from this far in (the issue: "after the first 5 minutes"), scaled for short runs. */
 const WARM_UP_SHARE = 0.25;
 const SAMPLE_MS = 15_000;
+/** --baseline: how long the window is left to start before editing (RepoGate's runs wait for its build and model). */
+const BASELINE_START_MS = 15_000;
 /** Files the external change touches (the issue: "an external change of 50 files"). */
 const CHANGED_FILES = 50;
 /** When each scheduled event happens, as a share of the run. */
@@ -44,7 +49,11 @@ const SCHEDULE = [
 ];
 
 const { values: flags, positionals } = parseArgs({
-  options: { minutes: { type: 'string', default: '20' }, 'all-extensions': { type: 'boolean', default: false } },
+  options: {
+    minutes: { type: 'string', default: '20' },
+    'all-extensions': { type: 'boolean', default: false },
+    baseline: { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 });
 const durationMs = Number(flags.minutes) * 60_000;
@@ -98,7 +107,7 @@ try {
   session = await openSession({
     work,
     workspace: repo,
-    extensions: [vsix, ...(probe ? ['loop-probe'] : []), 'null-completion'],
+    extensions: [...(flags.baseline ? [] : [vsix]), ...(probe ? ['loop-probe'] : []), 'null-completion'],
     artifactsDir,
     env,
     // Old editors close as new ones open: twenty minutes of files left open would be the test's memory, not RepoGate's.
@@ -110,11 +119,12 @@ try {
       ...SETTINGS,
       'workbench.editor.limit.enabled': true,
       'workbench.editor.limit.value': 5,
+      ...(flags.baseline && { 'repogateE2eBaseline.nullCompletions': true }),
     },
     say,
   });
   // A machine-scoped setting: code-server reads it from the remote side, so it is set through the API, as a user would.
-  await session.editor.configure({ 'repogate.modelPath': demoModel });
+  if (!flags.baseline) await session.editor.configure({ 'repogate.modelPath': demoModel });
   const result = await soak(session.editor);
   failed = report(result);
 } catch (error) {
@@ -133,18 +143,20 @@ process.exit(failed ? 1 : 0);
 /** The session itself: start-up, then episodes of editing with the schedule's events between them, then the end checks. */
 async function soak(editor) {
   const indexed = (t) => t.split('\n').filter((l) => /indexed \d+ files/.test(l));
-  await editor.waitForLog((t) => indexed(t).length > 0 && /model ready: /.test(t), { timeout: 300_000 });
+  if (flags.baseline) await editor.page.waitForTimeout(BASELINE_START_MS);
+  else await editor.waitForLog((t) => indexed(t).length > 0 && /model ready: /.test(t), { timeout: 300_000 });
   await editor.loopWindow(); // start-up's stalls are not the soak's
   const begun = Date.now();
-  say(
-    `start-up done: ${indexed(editor.readExtensionLog())[0].replace(/^.*\] /, '')}; editing for ${flags.minutes} min`,
-  );
+  const startUp = flags.baseline
+    ? 'the null extension alone'
+    : indexed(editor.readExtensionLog())[0].replace(/^.*\] /, '');
+  say(`start-up done: ${startUp}; editing for ${flags.minutes} min`);
   const lines = realLines(repo);
   const samples = [];
   const events = [];
   let nextSample = 0;
   let n = 0;
-  const pending = [...SCHEDULE];
+  const pending = SCHEDULE.filter(([, kind]) => !flags.baseline || kind === 'external change');
   while (Date.now() - begun < durationMs) {
     const share = (Date.now() - begun) / durationMs;
     if (Date.now() >= nextSample) {
@@ -201,6 +213,10 @@ async function sample(editor, atMs) {
 
 /** Requests, errors, the live index against a fresh build, and git status. */
 async function endChecks(editor) {
+  const status = git(repo, 'status', '--porcelain', '--untracked-files=all').trimEnd();
+  if (status) writeFileSync(join(artifactsDir, 'git-diff.txt'), git(repo, 'diff'));
+  const gitStatus = status ? status.split('\n') : [];
+  if (flags.baseline) return { gitStatus, errors: [] };
   const requests = await editor.hook('requests');
   const live = await editor.hook('indexStats');
   const fresh = JSON.parse(
@@ -212,13 +228,11 @@ async function endChecks(editor) {
       },
     ),
   );
-  const status = git(repo, 'status', '--porcelain', '--untracked-files=all').trimEnd();
-  if (status) writeFileSync(join(artifactsDir, 'git-diff.txt'), git(repo, 'diff'));
   return {
     requests,
     errors: sessionErrors(join(work, 'user-data', 'logs')),
     index: { live, fresh: { files: fresh.files, symbols: fresh.symbols, chunks: fresh.chunks } },
-    gitStatus: status ? status.split('\n') : [],
+    gitStatus,
   };
 }
 
@@ -229,19 +243,24 @@ function report(r) {
     const values = after.map((s) => s[key]).filter((v) => v > 0);
     return values.length < 2 ? null : Math.round((values.at(-1) / values[0] - 1) * 1000) / 1000;
   };
-  const verdicts = {
+  const host = {
     extensionHostRssGrowth: [growth('hostRssMb'), (g) => g !== null && g <= TARGETS.rssGrowth],
-    engineRssGrowth: [growth('engineRssMb'), (g) => g !== null && g <= TARGETS.rssGrowth],
     maxEventLoopDelayMs: [Math.max(...r.samples.map((s) => s.maxDelayMs)), (d) => d <= TARGETS.maxDelayMs],
-    requestsHanging: [r.requests.overSlow + r.requests.open, (h) => h === 0],
-    requestsFailed: [r.requests.failed, (f) => f === 0],
-    errors: [r.errors.length, (e) => e === 0],
-    indexEqualsFresh: [
-      ['files', 'symbols', 'chunks'].every((k) => r.index.live[k] === r.index.fresh[k]),
-      (same) => same,
-    ],
     gitStatusClean: [r.gitStatus.length === 0, (clean) => clean],
   };
+  const verdicts = flags.baseline
+    ? host
+    : {
+        ...host,
+        engineRssGrowth: [growth('engineRssMb'), (g) => g !== null && g <= TARGETS.rssGrowth],
+        requestsHanging: [r.requests.overSlow + r.requests.open, (h) => h === 0],
+        requestsFailed: [r.requests.failed, (f) => f === 0],
+        errors: [r.errors.length, (e) => e === 0],
+        indexEqualsFresh: [
+          ['files', 'symbols', 'chunks'].every((k) => r.index.live[k] === r.index.fresh[k]),
+          (same) => same,
+        ],
+      };
   const result = {
     ...r,
     indexRssGrowth: growth('indexRssMb'),
@@ -260,7 +279,9 @@ function report(r) {
     `soak: ${r.minutes} min, ${r.episodes} episodes; extension host RSS ${first?.hostRssMb} → ${last.hostRssMb} MB, ` +
       `engine RSS ${first?.engineRssMb} → ${last.engineRssMb} MB, index RSS ${first?.indexRssMb} → ${last.indexRssMb} MB ` +
       `(from ${Math.round(WARM_UP_SHARE * 100)} % of the run); ` +
-      `requests ${JSON.stringify(r.requests)}; index live ${JSON.stringify(r.index.live)} fresh ${JSON.stringify(r.index.fresh)}; ` +
+      (r.index
+        ? `requests ${JSON.stringify(r.requests)}; index live ${JSON.stringify(r.index.live)} fresh ${JSON.stringify(r.index.fresh)}; `
+        : 'the baseline (no RepoGate); ') +
       `load ${result.loadavg}`,
   );
   for (const e of r.errors.slice(0, 10)) console.log(`  error: ${e}`);
