@@ -3,7 +3,6 @@
  * process that holds the models. If that process dies, pending requests fail, the state says so, and the next
  * load starts a fresh one: the extension host never goes down with it.
  */
-import * as fs from 'fs';
 import * as path from 'path';
 import { ForkedProcess } from '../index/forkedProcess';
 import { PendingRequests } from '../index/pendingRequests';
@@ -95,7 +94,6 @@ export class EngineClient {
 
   private ensureChild(): ForkedProcess<ToEngine, FromEngine> {
     if (this.child) return this.child;
-    if (!fs.existsSync(engineScript())) throw new Error(`the engine script is missing: ${engineScript()}`);
     const child = new ForkedProcess<ToEngine, FromEngine>(engineScript(), {
       message: (message) => this.receive(message),
       output: (line) => this.log(line),

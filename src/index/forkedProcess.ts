@@ -3,6 +3,7 @@
  * (processLauncher.ts) so that the spawn never blocks the caller's event loop; messages, output and the exit come
  * through that thread, its output a non-empty line at a time. Here, in the bottom layer, so that the engine and the index clients may both use it.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
 
@@ -35,6 +36,8 @@ export class ForkedProcess<In, Out> {
     script: string,
     on: { message(message: Out): void; output(line: string): void; exit(reason: string): void },
   ) {
+    // A missing script would only show as the launcher's exit; said plainly here, to the caller.
+    if (!fs.existsSync(script)) throw new Error(`the script is missing: ${script}`);
     this.launcher = new Worker(launcherScript(), {
       workerData: { script },
       resourceLimits: { maxYoungGenerationSizeMb: LAUNCHER_YOUNG_GENERATION_MB },

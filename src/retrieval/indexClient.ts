@@ -1,4 +1,3 @@
-import * as fs from 'fs';
 import * as path from 'path';
 import type { Calibration } from './calibration';
 import type { RetrievalRequest, RetrievalResult } from './types';
@@ -21,6 +20,9 @@ export type IndexRequest =
   | { op: 'stats' }
   | { op: 'calibration' };
 
+/** To the index process: a request under its id. */
+type ToIndex = { id: number; request: IndexRequest };
+
 /** From the index process: an answer by id, or the progress of the build. */
 export type IndexReply =
   { id: number; result: unknown } | { id: number; error: string } | { progress: { done: number; total: number } };
@@ -34,7 +36,7 @@ const indexScript = (): string => path.join(__dirname, 'indexProcess.js');
  * host never crashes with it.
  */
 export class IndexClient {
-  private child: ForkedProcess<{ id: number; request: IndexRequest }, IndexReply> | undefined;
+  private child: ForkedProcess<ToIndex, IndexReply> | undefined;
   private readonly requests = new PendingRequests<unknown>();
   onProgress: (done: number, total: number) => void = () => undefined;
   /** The process ended by itself (a crash, out of memory, killed), with why; not called after `dispose`. */
@@ -47,10 +49,9 @@ export class IndexClient {
     return this.child?.pid;
   }
 
-  private ensureChild(): ForkedProcess<{ id: number; request: IndexRequest }, IndexReply> {
+  private ensureChild(): ForkedProcess<ToIndex, IndexReply> {
     if (this.child) return this.child;
-    if (!fs.existsSync(indexScript())) throw new Error(`the index script is missing: ${indexScript()}`);
-    const child = new ForkedProcess<{ id: number; request: IndexRequest }, IndexReply>(indexScript(), {
+    const child = new ForkedProcess<ToIndex, IndexReply>(indexScript(), {
       message: (message) => {
         if ('progress' in message) this.onProgress(message.progress.done, message.progress.total);
         else if ('error' in message) this.requests.reject(message.id, new Error(message.error));
