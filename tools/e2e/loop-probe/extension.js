@@ -2,16 +2,23 @@
 // with RepoGate, so its 10 ms timer fires late whenever anything blocks that event loop. Each lateness over 30 ms
 // is appended to $REPOGATE_E2E_LOOP_PROBE_DIR/exthost-<pid>.txt as "<local time at the end of the stall> <ms>", in
 // the RepoGate log's time format, so a stall can be placed next to its lines (model loading, indexing, completions).
+// Where Linux's /proc/<pid>/task/<tid>/schedstat exists, the line goes on with where the host's main thread spent the
+// stall: "ran <ms> waited <ms> process <ms>" — on a CPU, runnable but waiting for one (other processes' work), and
+// the CPU time of the whole host process (its other threads: GC helpers, worker threads). What is left of the stall
+// the thread slept: blocked in a system call or a page fault, or waiting for another thread (V8's garbage collector
+// waits for its helper threads). Last come the garbage collections that overlapped the stall: "gc <kind> <ms>".
 // With REPOGATE_E2E_LOOP_PROBE_PROFILE=1 it also records the extension host's CPU profile (V8's sampling profiler
 // through `inspector`, 1 ms samples) in 10 s pieces, exthost-<pid>-<n>.cpuprofile, so that tools/e2e/stalls.mjs can
 // say whose code ran during each stall (which extension's script, or the host's own).
 const fs = require('fs');
 const inspector = require('inspector');
 const path = require('path');
+const { PerformanceObserver, constants } = require('perf_hooks');
 
 const INTERVAL_MS = 10;
 const REPORT_MS = 30;
 const PROFILE_PIECE_MS = 10_000;
+const GC_REPORT_DELAY_MS = 100;
 
 /** "2026-11-30 03:07:13.688": local time, like VS Code's log files. */
 function stamp(date = new Date()) {
@@ -20,6 +27,42 @@ function stamp(date = new Date()) {
 }
 
 let session;
+
+/** The main thread's [ns on a CPU, ns runnable on a run queue], or undefined where the kernel does not say. */
+function schedstat() {
+  try {
+    const [run, wait] = fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ');
+    return [Number(run), Number(wait)];
+  } catch {
+    return undefined;
+  }
+}
+
+const ms = (ns) => (ns / 1e6).toFixed(1);
+
+const GC_KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak',
+};
+/** The last few garbage collections of this thread: { start, duration, kind }, on performance.now()'s clock. */
+const gcs = [];
+function watchGc() {
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      gcs.push({ start: entry.startTime, duration: entry.duration, kind: GC_KINDS[entry.detail?.kind] ?? 'other' });
+    gcs.splice(0, gcs.length - 50);
+  }).observe({ entryTypes: ['gc'] });
+}
+
+/** " gc major 12.3 …" for the collections that overlapped [from, to]. */
+function gcsIn(from, to) {
+  return gcs
+    .filter((g) => g.start < to && g.start + g.duration > from)
+    .map((g) => ` gc ${g.kind} ${g.duration.toFixed(1)}`)
+    .join('');
+}
 
 /** Profiles the extension host in pieces; each piece is written asynchronously when the next one starts. */
 function profile(dir) {
@@ -56,12 +99,33 @@ exports.activate = () => {
   const file = path.join(dir, `exthost-${process.pid}.txt`);
   fs.appendFileSync(file, `${stamp()} start\n`);
   if (process.env.REPOGATE_E2E_LOOP_PROBE_PROFILE === '1') profile(dir);
+  watchGc();
   let last = performance.now();
+  let lastSched = schedstat();
+  let lastCpu = process.cpuUsage();
   setInterval(() => {
     const now = performance.now();
+    const sched = schedstat();
+    const cpu = process.cpuUsage();
     const late = now - last - INTERVAL_MS;
+    if (late > REPORT_MS) {
+      const where =
+        sched && lastSched
+          ? ` ran ${ms(sched[0] - lastSched[0])} waited ${ms(sched[1] - lastSched[1])} process ${(
+              (cpu.user + cpu.system - lastCpu.user - lastCpu.system) /
+              1000
+            ).toFixed(1)}`
+          : '';
+      const [from, end] = [last, stamp()];
+      // The collections' entries reach the observer a little after the stall.
+      setTimeout(
+        () => fs.appendFileSync(file, `${end} ${late.toFixed(1)}${where}${gcsIn(from, now)}\n`),
+        GC_REPORT_DELAY_MS,
+      );
+    }
     last = now;
-    if (late > REPORT_MS) fs.appendFileSync(file, `${stamp()} ${late.toFixed(1)}\n`);
+    lastSched = sched;
+    lastCpu = cpu;
   }, INTERVAL_MS);
 };
 
