@@ -6,7 +6,9 @@
 // stall: "ran <ms> waited <ms> process <ms>" — on a CPU, runnable but waiting for one (other processes' work), and
 // the CPU time of the whole host process (its other threads: GC helpers, worker threads). What is left of the stall
 // the thread slept: blocked in a system call or a page fault, or waiting for another thread (V8's garbage collector
-// waits for its helper threads). Last come the garbage collections that overlapped the stall: "gc <kind> <ms>".
+// waits for its helper threads). "steal <ms>/<ms>" is each CPU's steal time meanwhile: this machine being a virtual
+// one, its CPUs given to something else by the hypervisor, which stalls every process at once. Last come the
+// garbage collections that overlapped the stall: "gc <kind> <ms>".
 // With REPOGATE_E2E_LOOP_PROBE_PROFILE=1 it also records the extension host's CPU profile (V8's sampling profiler
 // through `inspector`, 1 ms samples) in 10 s pieces, exthost-<pid>-<n>.cpuprofile, so that tools/e2e/stalls.mjs can
 // say whose code ran during each stall (which extension's script, or the host's own).
@@ -39,6 +41,19 @@ function schedstat() {
 }
 
 const ms = (ns) => (ns / 1e6).toFixed(1);
+
+/** Each CPU's steal time in ms (/proc/stat: time the hypervisor ran something else while this VM wanted the CPU). */
+function steal() {
+  try {
+    return fs
+      .readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .filter((line) => /^cpu\d/.test(line))
+      .map((line) => Number(line.split(/\s+/)[8]) * 10);
+  } catch {
+    return undefined;
+  }
+}
 
 const GC_KINDS = {
   [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
@@ -103,10 +118,12 @@ exports.activate = () => {
   let last = performance.now();
   let lastSched = schedstat();
   let lastCpu = process.cpuUsage();
+  let lastSteal = steal();
   setInterval(() => {
     const now = performance.now();
     const sched = schedstat();
     const cpu = process.cpuUsage();
+    const stolen = steal();
     const late = now - last - INTERVAL_MS;
     if (late > REPORT_MS) {
       const where =
@@ -116,16 +133,18 @@ exports.activate = () => {
               1000
             ).toFixed(1)}`
           : '';
+      const vm = stolen && lastSteal ? ` steal ${stolen.map((t, i) => t - lastSteal[i]).join('/')}` : '';
       const [from, end] = [last, stamp()];
       // The collections' entries reach the observer a little after the stall.
       setTimeout(
-        () => fs.appendFileSync(file, `${end} ${late.toFixed(1)}${where}${gcsIn(from, now)}\n`),
+        () => fs.appendFileSync(file, `${end} ${late.toFixed(1)}${where}${vm}${gcsIn(from, now)}\n`),
         GC_REPORT_DELAY_MS,
       );
     }
     last = now;
     lastSched = sched;
     lastCpu = cpu;
+    lastSteal = stolen;
   }, INTERVAL_MS);
 };
 
