@@ -2,17 +2,25 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'fs';
 import { join } from 'path';
 
-const rssMb = (pid) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A /proc/<pid>/status figure in MB: VmRSS, or its parts RssAnon (the process's own memory) and RssFile (mapped files). */
+const statusMb = (pid, field = 'VmRSS') => {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 102.4) / 10 : 0;
 };
+const rssMb = (pid) => statusMb(pid);
 
 /**
- * RSS of the extension host (`hostPid`) and of RepoGate's processes, its children running engineProcess.js and
- * indexProcess.js (0 while one does not run, e.g. between two model loads).
+ * RSS of the extension host (`hostPid`), with its anonymous and file-backed parts, and of RepoGate's processes, its
+ * children running engineProcess.js and indexProcess.js (0 while one does not run, e.g. between two model loads).
  */
 export function processRss(hostPid) {
-  const rss = { hostRssMb: rssMb(hostPid), engineRssMb: 0, indexRssMb: 0 };
+  const rss = {
+    hostRssMb: rssMb(hostPid),
+    hostAnonMb: statusMb(hostPid, 'RssAnon'),
+    hostFileMb: statusMb(hostPid, 'RssFile'),
+    engineRssMb: 0,
+    indexRssMb: 0,
+  };
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
