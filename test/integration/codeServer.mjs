@@ -16,7 +16,7 @@ import { createRequire } from 'module';
 import { join } from 'path';
 import {
   cache,
-  CHROMIUM_ARGS,
+  chromiumLaunchOptions,
   codeServer,
   node24,
   root,
@@ -84,7 +84,7 @@ try {
   say(`code-server on ${host}, workspace ${folders.workspace}`);
   await waitForHttp(`http://${host}/healthz`, server, 60_000);
 
-  browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
+  browser = await chromium.launch(chromiumLaunchOptions(chromiumPath));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   let exited;
   const exit = new Promise((done) => {
