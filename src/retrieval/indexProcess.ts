@@ -1,6 +1,5 @@
-import * as fs from 'fs';
-import * as os from 'os';
 import { DEFAULTS } from '../defaults';
+import { lowerProcessPriority } from '../index/priority';
 import { readSourceFile } from '../index/readSource';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, FileRefresher } from '../index/workspace';
@@ -24,22 +23,7 @@ import { retrieve } from './retrieve';
  */
 const INDEX_NICE = 10;
 
-/**
- * Lowers the whole process. On Linux the nice value is per thread, and V8's and libuv's threads (garbage
- * collection, file reads) already run when this script starts: each is lowered, and threads started later inherit
- * it from the thread that starts them.
- */
-function lowerPriority(): void {
-  try {
-    const nice = Math.max(os.getPriority(), INDEX_NICE);
-    os.setPriority(nice);
-    if (process.platform === 'linux')
-      for (const task of fs.readdirSync('/proc/self/task')) os.setPriority(Number(task), nice);
-  } catch {
-    // A sandbox that forbids it: the index runs at the editor's priority.
-  }
-}
-lowerPriority();
+lowerProcessPriority(INDEX_NICE);
 
 const send = (message: IndexReply): void => void process.send!(message);
 
