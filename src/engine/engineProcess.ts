@@ -4,23 +4,10 @@
  */
 import { DEFAULTS } from '../defaults';
 import { PendingRequests } from '../index/pendingRequests';
-import { lowerProcessPriority } from '../index/priority';
 import type { RetrievalRequest, RetrievalResult } from '../retrieval/types';
 import { CompletionEngine } from './completionEngine';
 import type { EngineSettings, FromEngine, RemoteModelState, ToEngine } from './engineProtocol';
 import { ModelHost, type ModelState } from './modelHost';
-
-/**
- * The nice value of this process. A generation takes a core for as long as it runs; at the editor's priority, on a
- * two-core machine beside the browser's rendering, the extension host's thread waited behind it for a core (the
- * soak's stalls over 30 ms: 48 with RepoGate, 20 without, nearly all of it runnable time without a CPU). At 5 the
- * host wins a contended core at once, and the engine still gets about a quarter of a core it shares with one
- * task at 0 — and all of an idle one, which is where completions run while the user pauses. Below the index's 10:
- * the user waits for a completion, not for a build.
- */
-const ENGINE_NICE = 5;
-
-lowerProcessPriority(ENGINE_NICE);
 
 const send = (message: FromEngine): void => {
   process.send?.(message);

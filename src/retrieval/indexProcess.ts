@@ -1,5 +1,6 @@
+import * as fs from 'fs';
+import * as os from 'os';
 import { DEFAULTS } from '../defaults';
-import { lowerProcessPriority } from '../index/priority';
 import { readSourceFile } from '../index/readSource';
 import { RepoIndex } from '../index/repoIndex';
 import { buildIndex, FileRefresher } from '../index/workspace';
@@ -23,7 +24,22 @@ import { retrieve } from './retrieve';
  */
 const INDEX_NICE = 10;
 
-lowerProcessPriority(INDEX_NICE);
+/**
+ * Lowers the whole process. On Linux the nice value is per thread, and V8's and libuv's threads (garbage
+ * collection, file reads) already run when this script starts: each is lowered, and threads started later inherit
+ * it from the thread that starts them.
+ */
+function lowerPriority(): void {
+  try {
+    const nice = Math.max(os.getPriority(), INDEX_NICE);
+    os.setPriority(nice);
+    if (process.platform === 'linux')
+      for (const task of fs.readdirSync('/proc/self/task')) os.setPriority(Number(task), nice);
+  } catch {
+    // A sandbox that forbids it: the index runs at the editor's priority.
+  }
+}
+lowerPriority();
 
 const send = (message: IndexReply): void => void process.send!(message);
 

@@ -15,7 +15,6 @@ import { buildIndex } from '../../src/index/workspace';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { RetrievalRequest } from '../../src/retrieval/types';
 import { SHOP, tempDir } from '../helpers/fixtures';
-import { threadNices } from '../helpers/threads';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
 const FILE = 'src/services/userService.ts';
@@ -62,22 +61,6 @@ describe('engine process', function () {
       assert.equal(state.generator.family.family.id, 'repogate-tiny');
       assert.equal(state.generator.backend, 'cpu');
     }
-  });
-
-  it('runs below the editor priority, every thread of it, the model threads included', async function () {
-    if (process.platform !== 'linux') this.skip();
-    const [pid] = engineProcesses();
-    assert.ok(pid, 'an engine process runs');
-    // Generating starts the model's compute threads, if any are started lazily.
-    await client.complete(request);
-    const nice = Math.max(threadNices('self').get(String(process.pid))!, 5);
-    const threads = [...threadNices(pid).values()];
-    assert.ok(threads.length > 1, `the engine process has its threads (${threads.length})`);
-    assert.deepStrictEqual(
-      threads,
-      threads.map(() => nice),
-      `every thread of the engine process runs at nice ${nice}`,
-    );
   });
 
   it('completes there, asking this side for retrieval when the gate fires', async () => {

@@ -1,5 +1,5 @@
 import * as assert from 'assert';
-import { promises as fs } from 'fs';
+import { promises as fs, readdirSync, readFileSync } from 'fs';
 import * as path from 'path';
 import { IndexClient } from '../../src/retrieval/indexClient';
 import { saveIndex, loadIndex } from '../../src/index/persist';
@@ -7,7 +7,6 @@ import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex, FileRefresher } from '../../src/index/workspace';
 import { retrieve } from '../../src/retrieval/retrieve';
 import { copyFixture, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
-import { threadNices } from '../helpers/threads';
 
 async function built(root: string, cacheDir?: string): Promise<RepoIndex> {
   const index = new RepoIndex(root);
@@ -262,22 +261,29 @@ describe('robustness', () => {
 
   it('builds in a process of its own at low priority, every thread of it, and the host keeps its own', async function () {
     if (process.platform !== 'linux') this.skip();
-    const host = threadNices('self');
+    const niceOf = (pid: number | string, task: string): number =>
+      Number(
+        readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[16],
+      );
+    const hostThreads = (): Map<string, number> =>
+      new Map(readdirSync('/proc/self/task').map((task) => [task, niceOf('self', task)]));
+    const host = hostThreads();
     const client = new IndexClient();
     try {
       await client.build({ root: SHOP });
       const pid = client.pid;
       assert.ok(pid && pid !== process.pid, `the index runs in a process of its own (${pid})`);
-      const nice = Math.max(host.get(String(process.pid))!, 10);
-      const threads = [...threadNices(pid).values()];
+      const tasks = readdirSync(`/proc/${pid}/task`);
+      const nice = Math.max(niceOf('self', String(process.pid)), 10);
       assert.deepStrictEqual(
-        threads,
-        threads.map(() => nice),
+        tasks.map((task) => niceOf(pid, task)),
+        tasks.map(() => nice),
         `every thread of the index process runs at nice ${nice}`,
       );
-      const now = threadNices('self');
       for (const [task, before] of host)
-        if (now.has(task)) assert.equal(now.get(task), before, `host thread ${task} is untouched`);
+        if (hostThreads().has(task)) assert.equal(niceOf('self', task), before, `host thread ${task} is untouched`);
     } finally {
       await client.dispose();
     }
