@@ -2,25 +2,24 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'fs';
 import { join } from 'path';
 
-/** A /proc/<pid>/status figure in MB: VmRSS, or its parts RssAnon (the process's own memory) and RssFile (mapped files). */
-const statusMb = (pid, field = 'VmRSS') => {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 102.4) / 10 : 0;
+/** /proc/<pid>/status's VmRSS and its parts RssAnon (the process's own memory) and RssFile (mapped files), in MB. */
+const statusMb = (pid) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field) => {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+    return m ? Math.round(Number(m[1]) / 102.4) / 10 : 0;
+  };
+  return { rss: mb('VmRSS'), anon: mb('RssAnon'), file: mb('RssFile') };
 };
-const rssMb = (pid) => statusMb(pid);
+const rssMb = (pid) => statusMb(pid).rss;
 
 /**
  * RSS of the extension host (`hostPid`), with its anonymous and file-backed parts, and of RepoGate's processes, its
  * children running engineProcess.js and indexProcess.js (0 while one does not run, e.g. between two model loads).
  */
 export function processRss(hostPid) {
-  const rss = {
-    hostRssMb: rssMb(hostPid),
-    hostAnonMb: statusMb(hostPid, 'RssAnon'),
-    hostFileMb: statusMb(hostPid, 'RssFile'),
-    engineRssMb: 0,
-    indexRssMb: 0,
-  };
+  const host = statusMb(hostPid);
+  const rss = { hostRssMb: host.rss, hostAnonMb: host.anon, hostFileMb: host.file, engineRssMb: 0, indexRssMb: 0 };
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
