@@ -16,9 +16,11 @@
 // Usage: node test/soak/run.mjs [--minutes N] [--without-baseline | --baseline] [--all-extensions] [file.vsix]
 // (default 20 minutes a session, RepoGate's session then the baseline's; --baseline runs the baseline alone; only
 // the built-in extensions that run no code beside RepoGate and the null extension; the newest repogate-*.vsix).
-// REPOGATE_E2E_LOOP_PROBE=1 adds the e2e run's loop probe (test/e2e/README.md) to both.
+// REPOGATE_E2E_LOOP_PROBE=1 adds the e2e run's loop probe (test/e2e/README.md) to both. REPOGATE_E2E_CPU_ROLES=1
+// also samples which processes use the CPUs (tools/e2e/cpu-roles.mjs) into artifacts/cpu-roles.txt, for
+// tools/e2e/waits.mjs: what ran while the host waited.
 // `npm run test:soak` packages and installs first. Not part of CI: it takes as long as it says.
-import { execFileSync } from 'child_process';
+import { execFileSync, spawn } from 'child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
@@ -84,10 +86,14 @@ function makeRepository(dir) {
 }
 
 let failed = true;
+let cpuRoles;
 try {
   const vsix = flags.baseline ? undefined : resolve(positionals[0] ?? newestVsix());
   rmSync(artifactsDir, { recursive: true, force: true });
   mkdirSync(artifactsDir, { recursive: true });
+  const sampler = join(root, 'tools', 'e2e', 'cpu-roles.mjs');
+  if (process.env.REPOGATE_E2E_CPU_ROLES === '1')
+    cpuRoles = spawn(process.execPath, [sampler, join(artifactsDir, 'cpu-roles.txt')], { stdio: 'inherit' });
   const runs = {};
   if (!flags.baseline) runs.repogate = await run(vsix);
   if (flags.baseline || !flags['without-baseline']) runs.baseline = await run(undefined);
@@ -95,6 +101,7 @@ try {
 } catch (error) {
   console.log(`soak failed: ${error.stack ?? error}`);
 }
+if (cpuRoles?.exitCode === null) await new Promise((done) => cpuRoles.once('exit', done).kill('SIGTERM'));
 process.exit(failed ? 1 : 0);
 
 /**
