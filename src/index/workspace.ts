@@ -2,6 +2,7 @@ import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
 import { DEFAULT_MAX_FILE_BYTES, readSourceFile } from './readSource';
+import { checkText } from './decode';
 import { scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
 import type { SkipReason } from './skipReason';
 import { INDEXED_EXTENSIONS } from './languages';
@@ -102,7 +103,8 @@ export class FileRefresher {
 
   /**
    * Indexes the file's new content — the editor's text when given, else the disk's — or drops it when it
-   * may not be indexed (a secret, ignored, too large, binary) or is gone. Returns what happened.
+   * may not be indexed (a secret, ignored, too large, binary, minified) or is gone, by the same checks for
+   * either. Returns what happened.
    */
   async refresh(relPath: string, text?: string): Promise<'updated' | 'unchanged' | SkipReason> {
     if (relPath.endsWith('.gitignore')) this.filter.invalidate();
@@ -117,7 +119,7 @@ export class FileRefresher {
         ? await readSourceFile(this.options.root, relPath, maxBytes)
         : text.length > maxBytes
           ? { skip: 'too-large' as const }
-          : { text };
+          : checkText(text);
     if ('skip' in read) {
       this.index.remove(relPath);
       return read.skip;

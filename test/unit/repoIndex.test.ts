@@ -158,6 +158,21 @@ describe('single-file refresh (editor and file events)', () => {
       assert.strictEqual(index.symbols('addedInEditor').length, 0);
     });
   });
+
+  it("judges the editor's text as it judges the disk's: minified or binary text is dropped", async () => {
+    await onShopCopy(async (index, dir) => {
+      const refresher = new FileRefresher(index, { root: dir });
+      const file = 'src/services/userService.ts';
+      assert.ok(index.files.has(file));
+      const minified = 'export function squeezed(a){return a+1};'.repeat(200);
+      assert.strictEqual(await refresher.refresh(file, minified), 'minified');
+      assert.ok(!index.files.has(file) && index.symbols('squeezed').length === 0);
+      assert.strictEqual(await refresher.refresh(file, 'export const x = 1;\0\0\0\n'), 'binary');
+      assert.ok(!index.files.has(file));
+      assert.strictEqual(await refresher.refresh(file, 'export function readable(): void {}\n'), 'updated');
+      assert.strictEqual(index.symbols('readable').length, 1);
+    });
+  });
 });
 
 describe('persistence', () => {
