@@ -1,6 +1,7 @@
 /**
  * The project layout import resolution needs (workspace packages, tsconfig paths, Go modules, Python and Rust
- * roots, Java package directories), read from configuration files once. Rebuild it after one of them changes.
+ * roots, Java package directories), read from configuration files; `FileRefresher` (workspace.ts) reads it again
+ * when one of them changes.
  */
 import * as fs from 'fs';
 import * as path from 'path';

@@ -1,3 +1,4 @@
+import * as path from 'path';
 import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
@@ -90,9 +91,15 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   return { ...index.stats(), buildMs: performance.now() - started, parsed, removed, skipped, cache, saveError };
 }
 
+/** The configuration files the project layout is read from (projectLayout.ts): a change to one reloads it. */
+const LAYOUT_FILE = /(^|\/)(package\.json|go\.mod|Cargo\.toml|setup\.py|pyproject\.toml|[tj]sconfig(\.[^/]+)?\.json)$/;
+
 /** Keeps one file of a built index current after an editor change or a file event. */
 export class FileRefresher {
   private readonly filter: PathFilter;
+  /** The layout reload in progress, and whether a configuration file changed since it began. */
+  private reloading: Promise<void> | undefined;
+  private layoutStale = false;
 
   constructor(
     private readonly index: RepoIndex,
@@ -108,6 +115,7 @@ export class FileRefresher {
    */
   async refresh(relPath: string, text?: string): Promise<'updated' | 'unchanged' | SkipReason> {
     if (relPath.endsWith('.gitignore')) this.filter.invalidate();
+    await this.layoutFileChanged(relPath);
     const skip = this.filter(relPath);
     if (skip) {
       this.index.remove(relPath);
@@ -125,6 +133,38 @@ export class FileRefresher {
       return read.skip;
     }
     return (await this.index.update(relPath, read.text)) ? 'updated' : 'unchanged';
+  }
+
+  /** Drops a deleted file; a deleted configuration file changes the layout as an edited one does. */
+  async remove(relPath: string): Promise<boolean> {
+    await this.layoutFileChanged(relPath);
+    return this.index.remove(relPath);
+  }
+
+  private async layoutFileChanged(relPath: string): Promise<void> {
+    // Configuration in an excluded folder (node_modules, build output) governs no indexed file: a source file
+    // beside it would be excluded too.
+    if (LAYOUT_FILE.test(relPath) && !this.filter(path.posix.join(path.posix.dirname(relPath), 'index.ts')))
+      await this.reloadLayout();
+  }
+
+  /**
+   * Re-reads the project layout. A burst of changes (a checkout, a dependency bump) costs one reload in progress and
+   * at most one more after it, which sees all of them.
+   */
+  private reloadLayout(): Promise<void> {
+    this.layoutStale = true;
+    this.reloading ??= (async () => {
+      while (this.layoutStale) {
+        this.layoutStale = false;
+        await this.index.reloadLayout();
+      }
+    })().finally(() => {
+      this.reloading = undefined;
+      // A change that came after the loop's last look, before this callback.
+      if (this.layoutStale) void this.reloadLayout();
+    });
+    return this.reloading;
   }
 
   async rename(from: string, to: string): Promise<'updated' | 'unchanged' | SkipReason> {

@@ -107,7 +107,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
     case 'update':
       return requireRefresher().refresh(request.path, request.text);
     case 'remove':
-      return requireIndex().remove(request.path);
+      return requireRefresher().remove(request.path);
     case 'rename':
       return requireRefresher().rename(request.from, request.to);
     case 'retrieve':

@@ -159,6 +159,30 @@ describe('single-file refresh (editor and file events)', () => {
     });
   });
 
+  it('reloads the project layout when a configuration file changes, not when an excluded one does', async () => {
+    await onShopCopy(async (index, dir) => {
+      const refresher = new FileRefresher(index, { root: dir });
+      const targets = (): string[] => index.imports('src/extra.ts').flatMap((i) => i.targets);
+      await refresher.refresh(
+        'src/extra.ts',
+        "import { User } from '~models/user';\nexport const u: User | undefined = undefined;\n",
+      );
+      assert.deepStrictEqual(targets(), [], 'no alias yet');
+      const tsconfig = path.join(dir, 'tsconfig.json');
+      const aliased = '{ "compilerOptions": { "baseUrl": ".", "paths": { "~models/*": ["src/models/*"] } } }\n';
+      await fs.mkdir(path.join(dir, 'node_modules', 'x'), { recursive: true });
+      await fs.writeFile(path.join(dir, 'node_modules', 'x', 'tsconfig.json'), aliased);
+      await refresher.refresh('node_modules/x/tsconfig.json');
+      await fs.writeFile(tsconfig, aliased);
+      assert.deepStrictEqual(targets(), [], 'the layout is not re-read for an excluded folder');
+      assert.strictEqual(await refresher.refresh('tsconfig.json'), 'excluded');
+      assert.deepStrictEqual(targets(), ['src/models/user.ts'], 'the new alias resolves');
+      await fs.rm(tsconfig);
+      assert.strictEqual(await refresher.remove('tsconfig.json'), false);
+      assert.deepStrictEqual(targets(), [], 'the deleted alias no longer resolves');
+    });
+  });
+
   it("judges the editor's text as it judges the disk's: minified or binary text is dropped", async () => {
     await onShopCopy(async (index, dir) => {
       const refresher = new FileRefresher(index, { root: dir });
