@@ -168,6 +168,7 @@ export class FileRefresher {
   }
 
   async rename(from: string, to: string): Promise<'updated' | 'unchanged' | SkipReason> {
+    await this.layoutFileChanged(from);
     if (this.filter(to) || !this.index.rename(from, to)) {
       this.index.remove(from);
       return this.refresh(to);

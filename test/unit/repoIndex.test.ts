@@ -159,7 +159,7 @@ describe('single-file refresh (editor and file events)', () => {
     });
   });
 
-  it('reloads the project layout when a configuration file changes, not when an excluded one does', async () => {
+  it('reloads the project layout when a configuration file changes, is renamed or deleted, not when an excluded one does', async () => {
     await onShopCopy(async (index, dir) => {
       const refresher = new FileRefresher(index, { root: dir });
       const targets = (): string[] => index.imports('src/extra.ts').flatMap((i) => i.targets);
@@ -177,6 +177,12 @@ describe('single-file refresh (editor and file events)', () => {
       assert.deepStrictEqual(targets(), [], 'the layout is not re-read for an excluded folder');
       assert.strictEqual(await refresher.refresh('tsconfig.json'), 'excluded');
       assert.deepStrictEqual(targets(), ['src/models/user.ts'], 'the new alias resolves');
+      await fs.rename(tsconfig, `${tsconfig}.old`);
+      await refresher.rename('tsconfig.json', 'tsconfig.json.old');
+      assert.deepStrictEqual(targets(), [], 'the alias renamed away no longer resolves');
+      await fs.rename(`${tsconfig}.old`, tsconfig);
+      await refresher.rename('tsconfig.json.old', 'tsconfig.json');
+      assert.deepStrictEqual(targets(), ['src/models/user.ts'], 'renamed back, it resolves again');
       await fs.rm(tsconfig);
       assert.strictEqual(await refresher.remove('tsconfig.json'), false);
       assert.deepStrictEqual(targets(), [], 'the deleted alias no longer resolves');
