@@ -133,9 +133,13 @@ function readTextSync(file: string): string | null {
   }
 }
 
-/** Decides for one relative path; `invalidate` drops cached .gitignore rules after one of them changed. */
+/**
+ * Decides for one relative path; `dir` for a directory, as the walker does (the root is never left out);
+ * `invalidate` drops cached .gitignore rules after one of them changed.
+ */
 export interface PathFilter {
   (relPath: string): SkipReason | undefined;
+  dir(relDir: string): SkipReason | undefined;
   invalidate(): void;
 }
 
@@ -149,5 +153,10 @@ export function createPathFilter(root: string, opts: RuleOptions = {}): PathFilt
     const rel = normalizeRel(relPath);
     return rel === '' || leavesRoot(rel) ? 'excluded' : rules.fileReason(rel);
   };
-  return Object.assign(filter, { invalidate: () => rules.invalidate() });
+  const dir = (relDir: string) => {
+    const rel = normalizeRel(relDir);
+    if (rel === '') return undefined;
+    return leavesRoot(rel) ? 'excluded' : rules.dirReason(rel);
+  };
+  return Object.assign(filter, { dir, invalidate: () => rules.invalidate() });
 }

@@ -1,9 +1,9 @@
-import * as path from 'path';
 import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
 import { DEFAULT_MAX_FILE_BYTES, readSourceFile } from './readSource';
 import { checkText } from './decode';
+import { dirOf } from './relPath';
 import { scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
 import type { SkipReason } from './skipReason';
 import { INDEXED_EXTENSIONS } from './languages';
@@ -142,10 +142,8 @@ export class FileRefresher {
   }
 
   private async layoutFileChanged(relPath: string): Promise<void> {
-    // Configuration in an excluded folder (node_modules, build output) governs no indexed file: a source file
-    // beside it would be excluded too.
-    if (LAYOUT_FILE.test(relPath) && !this.filter(path.posix.join(path.posix.dirname(relPath), 'index.ts')))
-      await this.reloadLayout();
+    // Configuration in an excluded folder (node_modules, build output) governs no indexed file.
+    if (LAYOUT_FILE.test(relPath) && !this.filter.dir(dirOf(relPath))) await this.reloadLayout();
   }
 
   /**

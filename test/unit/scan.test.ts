@@ -161,7 +161,7 @@ describe('scan: excludes and .gitignore', () => {
     assert.strictEqual(reasonOf(result, '.git'), 'excluded');
   });
 
-  it('gives the same answers for single paths, and re-reads rules after invalidate()', () => {
+  it('gives the same answers for single paths and directories, and re-reads rules after invalidate()', () => {
     const root = tree({
       '.gitignore': 'logs/\n*.tmp\n',
       'pkg/.gitignore': '!keep.tmp\n',
@@ -179,6 +179,12 @@ describe('scan: excludes and .gitignore', () => {
     assert.strictEqual(filter('./src\\b.ts'), undefined);
     assert.strictEqual(filter('../elsewhere.ts'), 'excluded');
     assert.strictEqual(filter(''), 'excluded');
+    // Directories as the walker judges them; the root is never left out.
+    assert.strictEqual(filter.dir(''), undefined);
+    assert.strictEqual(filter.dir('src'), undefined);
+    assert.strictEqual(filter.dir('logs'), 'gitignored');
+    assert.strictEqual(filter.dir('node_modules/x'), 'excluded');
+    assert.strictEqual(filter.dir('../elsewhere'), 'excluded');
 
     fs.writeFileSync(path.join(root, '.gitignore'), 'src/\n');
     assert.strictEqual(filter('src/a.ts'), undefined, 'cached until invalidated');
