@@ -7,11 +7,13 @@ export const DEFAULTS = Object.freeze({
   /** Completions on from the first start: the user installed the extension to get them. */
   enabled: true,
   /** The model runs in RepoGate's own engine process unless the user points it at an inference server. */
-  engine: 'local' as 'local' | 'llama-server' | 'openai-compatible',
+  engine: 'local' as 'local' | 'llama-server' | 'openai-compatible' | 'ollama',
   /** No inference server until the user sets one (docs/remote.md). */
   serverUrl: '',
-  /** The first model an OpenAI-compatible server lists. */
+  /** The first model an OpenAI-compatible server lists (Ollama: the only one pulled). */
   serverModel: '',
+  /** Ask the server once whether it takes token-id prompts (exact); text only where it does not. */
+  serverPromptFormat: 'auto' as 'auto' | 'token-ids' | 'text',
   /** No model until the user picks one (or the demo model): RepoGate asks on first use. */
   modelPath: '',
   /** No policy model: a generator with a `<cc>` token gates itself, others fall back to the heuristic. */

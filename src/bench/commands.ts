@@ -73,7 +73,7 @@ async function benchCommand(args: string[], flags: BenchFlags): Promise<number> 
       policyModelPath: flags['policy-model'],
       gates,
       threads,
-      server: serverFromFlags(flags.engine, flags.server, flags['server-model']),
+      server: serverFromFlags(flags.engine, flags.server, flags['server-model'], flags['text-prompts']),
       featuresOut: flags.features,
       typing: !flags['skip-typing'],
       log,

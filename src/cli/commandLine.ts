@@ -25,6 +25,7 @@ export const CLI_OPTIONS = {
   engine: { type: 'string' },
   server: { type: 'string' },
   'server-model': { type: 'string' },
+  'text-prompts': { type: 'boolean', default: false },
   'cut-line': { type: 'boolean', default: false },
   type: { type: 'string', default: 'q8_0' },
   help: { type: 'boolean', short: 'h', default: false },

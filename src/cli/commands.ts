@@ -79,7 +79,8 @@ async function completionInputs(command: string, args: string[], flags: CliFlags
   }
   noMoreThan(command, args, 2);
   const { relPath, text, cursor } = await cursorFile(await repositoryDir(args[0]), args[1]);
-  const generatorPath = modelPath(flags.model);
+  // Ollama's model brings its own GGUF; elsewhere no --model means the bundled demo model.
+  const generatorPath = flags.engine === 'ollama' && !flags.model ? '' : modelPath(flags.model);
   const mode = flags.mode as 'line' | 'multiline' | undefined;
   return { threads, gate, mode, relPath, saved: text, cursor, generatorPath };
 }
@@ -95,7 +96,7 @@ async function withEngine<T>(
     policy?: CodeModel,
   ) => Promise<T>,
 ): Promise<T> {
-  const server = serverFromFlags(flags.engine, flags.server, flags['server-model']);
+  const server = serverFromFlags(flags.engine, flags.server, flags['server-model'], flags['text-prompts']);
   const generator = await loadGenerator(inputs.generatorPath, inputs.threads, server);
   const policyModel = flags['policy-model']
     ? await CodeModel.load({ modelPath: flags['policy-model'], threads: inputs.threads })

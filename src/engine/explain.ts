@@ -7,7 +7,11 @@ export function describeModel(info: ModelInfo): string {
     const served = info.server.model ? ` (${info.server.model})` : '';
     const health = info.server.problem ? `; failing: ${info.server.problem.message}` : '';
     const where = `${info.server.engine} at ${info.server.url}${served}`;
-    return `${info.name ?? info.path} [${info.family.family.label}] on ${where}, context ${info.contextSize} tokens${health}`;
+    const prompts = info.server.promptFormat
+      ? `, prompts as ${info.server.promptFormat === 'text' ? 'text (the server tokenizes them again)' : 'token ids'}`
+      : '';
+    const gate = info.server.gateNote ? `; ${info.server.gateNote}` : '';
+    return `${info.name ?? info.path} [${info.family.family.label}] on ${where}${prompts}, context ${info.contextSize} tokens${gate}${health}`;
   }
   const offload =
     info.backend === 'cpu'

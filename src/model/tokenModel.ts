@@ -136,14 +136,18 @@ export abstract class TokenizingModel {
   }
 }
 
-export type RemoteEngine = 'llama-server' | 'openai-compatible';
+export type RemoteEngine = 'llama-server' | 'openai-compatible' | 'ollama';
 
 /** A model on an inference server, as the editor reports it. */
 export interface ServerInfo {
   engine: RemoteEngine;
   url: string;
-  /** The model name sent to an OpenAI-compatible server (vLLM serves one per name). */
+  /** The model name sent to an OpenAI-compatible server (vLLM serves one per name) or to Ollama. */
   model?: string;
+  /** How prompts go to the server, once it has been checked: token ids, or text it tokenizes again. */
+  promptFormat?: 'token-ids' | 'text';
+  /** Why the server cannot give P(<cc>) (the heuristic gate decides instead); absent when it can. */
+  gateNote?: string;
   /** The latest request's failure, cleared by the next success: what the status bar shows. */
   problem?: { message: string; hint?: string };
 }

@@ -23,6 +23,7 @@ export const MODEL_SETTINGS = [
   'engine',
   'serverUrl',
   'serverModel',
+  'serverPromptFormat',
 ];
 
 /** A part that dies by itself is restarted up to this often per window; more means it will not stay up. */
@@ -140,9 +141,16 @@ function modelRequest(settings: RepoGateSettings): ModelRequest {
   const server =
     settings.engine === 'local'
       ? undefined
-      : { engine: settings.engine, url: settings.serverUrl, model: settings.serverModel || undefined };
+      : {
+          engine: settings.engine,
+          url: settings.serverUrl,
+          model: settings.serverModel || undefined,
+          promptFormat: settings.serverPromptFormat,
+        };
+  // Ollama's model brings its own GGUF (its vocabulary): no model path needed.
+  const generator = settings.modelPath || settings.engine === 'ollama';
   return {
-    generator: settings.modelPath ? { modelPath: settings.modelPath, ...common } : undefined,
+    generator: generator ? { modelPath: settings.modelPath, ...common } : undefined,
     policyModel: settings.policyModelPath ? { modelPath: settings.policyModelPath, ...common } : undefined,
     server,
   };

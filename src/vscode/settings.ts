@@ -3,10 +3,12 @@ import { DEFAULTS } from '../defaults';
 import type { GatePolicyName } from '../gate/gate';
 import { DEFAULT_EXCLUDE_GLOBS } from '../index/defaultGlobs';
 import { isGatePolicy } from '../gate/gate';
+import type { PromptFormatSetting } from '../model/remote/openaiCompatible';
 import type { RemoteEngine } from '../model/tokenModel';
 
 export type EngineKind = 'local' | RemoteEngine;
-const ENGINES: readonly EngineKind[] = ['local', 'llama-server', 'openai-compatible'];
+const ENGINES: readonly EngineKind[] = ['local', 'llama-server', 'openai-compatible', 'ollama'];
+const PROMPT_FORMATS: readonly PromptFormatSetting[] = ['auto', 'token-ids', 'text'];
 
 export interface RepoGateSettings {
   enabled: boolean;
@@ -14,6 +16,8 @@ export interface RepoGateSettings {
   engine: EngineKind;
   serverUrl: string;
   serverModel: string;
+  /** OpenAI-compatible servers: prompts as token ids or text ('auto' asks the server). */
+  serverPromptFormat: PromptFormatSetting;
   modelPath: string;
   policyModelPath: string;
   gpuLayers: 'auto' | number;
@@ -39,11 +43,13 @@ export function readSettings(): RepoGateSettings {
   const gpuLayers = c.get<string | number>('gpuLayers', DEFAULTS.gpuLayers);
   const gate = c.get<string>('gate', DEFAULTS.gate);
   const engine = c.get<string>('engine', DEFAULTS.engine);
+  const promptFormat = c.get<string>('serverPromptFormat', DEFAULTS.serverPromptFormat);
   return {
     enabled: c.get<boolean>('enabled', DEFAULTS.enabled),
     engine: ENGINES.find((e) => e === engine) ?? 'local',
     serverUrl: c.get<string>('serverUrl', DEFAULTS.serverUrl).trim(),
     serverModel: c.get<string>('serverModel', DEFAULTS.serverModel).trim(),
+    serverPromptFormat: PROMPT_FORMATS.find((f) => f === promptFormat) ?? DEFAULTS.serverPromptFormat,
     modelPath: c.get<string>('modelPath', DEFAULTS.modelPath).trim(),
     policyModelPath: c.get<string>('policyModelPath', DEFAULTS.policyModelPath).trim(),
     gpuLayers:

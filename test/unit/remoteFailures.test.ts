@@ -248,10 +248,16 @@ describe('OpenAI-compatible logprobs shapes', () => {
     );
   });
 
-  it('refuses tokens written as text instead of ids, with a hint', () => {
-    assert.throws(
-      () => logprobsOf({ tokens: ['const'], token_logprobs: [-0.1], top_logprobs: [] }, 'vllm'),
-      /return_tokens_as_token_ids/,
+  it('reads tokens a server names by text (LM Studio, llamafile) by their text, for the local vocabulary to map', () => {
+    const read = logprobsOf(
+      { tokens: ['const'], token_logprobs: [-0.1], top_logprobs: [{ const: -0.1, '<cc>': -1.5 }] },
+      'lm-studio',
+    );
+    assert.equal(read[0].id, undefined);
+    assert.equal(read[0].text, 'const');
+    assert.deepEqual(
+      read[0].top.map((t) => t.text),
+      ['const', '<cc>'],
     );
   });
 });

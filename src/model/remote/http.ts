@@ -55,15 +55,22 @@ export class HttpClient {
     return this.json(path, { method: 'GET' }, signal);
   }
 
-  postJson(path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.json(path, { method: 'POST', body: JSON.stringify(body) }, signal);
+  /** `timeoutMs` replaces the client's bound for this call (a model that loads before it answers). */
+  postJson(path: string, body: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    return this.json(path, { method: 'POST', body: JSON.stringify(body) }, signal, timeoutMs);
   }
 
   /**
-   * The JSON objects of an event stream ("data: {...}" lines; "data: [DONE]" ends it). Returning from the loop
-   * or an abort closes the connection, which is how a server learns to stop generating.
+   * The JSON objects of a stream: server-sent events ("data: {...}" lines; "data: [DONE]" ends it) or, for
+   * Ollama, one JSON object a line. Returning from the loop or an abort closes the connection, which is how a
+   * server learns to stop generating.
    */
-  async *postStream(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<unknown> {
+  async *postStream(
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+    format: 'sse' | 'ndjson' = 'sse',
+  ): AsyncGenerator<unknown> {
     const call = this.start(signal);
     try {
       const response = await this.send(path, { method: 'POST', body: JSON.stringify(body) }, call);
@@ -82,6 +89,10 @@ export class HttpClient {
         while ((newline = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, newline).replace(/\r$/, '');
           buffered = buffered.slice(newline + 1);
+          if (format === 'ndjson') {
+            if (line.trim()) yield this.parse(path, line);
+            continue;
+          }
           if (line.startsWith('error:')) throw this.serverFailure(path, 500, line.slice('error:'.length));
           if (!line.startsWith('data:')) continue;
           const data = line.slice('data:'.length).trim();
@@ -99,8 +110,8 @@ export class HttpClient {
     }
   }
 
-  private async json(path: string, init: RequestInit, signal?: AbortSignal): Promise<unknown> {
-    const call = this.start(signal);
+  private async json(path: string, init: RequestInit, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    const call = this.start(signal, timeoutMs);
     try {
       const response = await this.send(path, init, call);
       const text = await response.text().catch((error: unknown) => {
@@ -151,7 +162,7 @@ export class HttpClient {
     if (status === 404 || status === 405) {
       return new ServerError(
         'incompatible',
-        `${where} does not exist on this server (${status})`,
+        `${where} does not exist on this server (${status}${said ? `: ${said}` : ''})`,
         'Check "repogate.engine" (llama-server or openai-compatible) and "repogate.serverUrl".',
       );
     }
@@ -164,8 +175,8 @@ export class HttpClient {
     return new ServerError('bad-request', `${where} rejected the request (${status}${said ? `: ${said}` : ''})`);
   }
 
-  private start(outer?: AbortSignal): Call {
-    return new Call(this.base, this.options.timeoutMs, outer);
+  private start(outer?: AbortSignal, timeoutMs = this.options.timeoutMs): Call {
+    return new Call(this.base, timeoutMs, outer);
   }
 }
 

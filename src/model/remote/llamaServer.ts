@@ -53,7 +53,7 @@ export class LlamaServer implements ServerProtocol {
     const settings =
       isRecord(props) && isRecord(props.default_generation_settings) ? props.default_generation_settings : undefined;
     const nCtx = settings?.n_ctx;
-    return { contextSize: typeof nCtx === 'number' && nCtx > 0 ? nCtx : undefined };
+    return { contextSize: typeof nCtx === 'number' && nCtx > 0 ? nCtx : undefined, promptFormat: 'token-ids' };
   }
 
   async top(request: ServerRequest): Promise<TopProbabilities> {

@@ -1,40 +1,63 @@
 /**
- * An OpenAI-compatible completions server (vLLM, or llama-server's /v1 routes): /v1/completions with a prompt
- * of token ids, `logprobs: k` for the top k of the next-token distribution and `stream` for server-sent events.
+ * An OpenAI-compatible completions server: /v1/completions with `logprobs: k` for the top k of the next-token
+ * distribution and `stream` for server-sent events. Prompts go as token ids where the server takes them (vLLM,
+ * llama-server: found out once, with one token of the fixed vocabulary sample) and as text with the control
+ * tokens spelled out where it does not (LM Studio, llamafile, LocalAI, TGI; promptText.ts).
  * Token ids come back in two shapes: llama-server lists {id, logprob} objects under logprobs.content; vLLM, asked
  * with `return_tokens_as_token_ids`, writes each token as "token_id:N" in the legacy tokens/top_logprobs lists.
+ * A server that names tokens by text only is read by text, mapped to ids through the local vocabulary.
  * Never `prompt_logprobs` (vLLM recomputes the prompt for it, bypassing its prefix cache) and never `suffix`.
  */
 import type { EvaluationCost } from '../tokenModel';
 import { HttpClient, ServerError } from './http';
-import { costFromCached, expectShape, isRecord, PROBE_TOP_K, topFrom } from './protocol';
+import { costFromCached, expectShape, isRecord, PROBE_TOP_K, topFrom, topFromTexts } from './protocol';
 import type {
+  PromptFormat,
   ServerFacts,
   ServerProtocol,
   ServerRequest,
   StreamEvent,
   TopProbabilities,
+  Vocabulary,
   VocabularyCheck,
 } from './protocol';
 
-interface Logprob {
-  id: number;
+/** How the user asked prompts to be sent: found out from the server, or as said. */
+export type PromptFormatSetting = 'auto' | PromptFormat;
+
+/** A token as the server names it: by id where it can, else by its text. */
+interface Named {
+  id?: number;
+  text?: string;
   probability: number;
-  top: { id: number; probability: number }[];
+}
+
+interface Logprob extends Named {
+  top: Named[];
 }
 
 export class OpenAICompatible implements ServerProtocol {
   readonly engine = 'openai-compatible' as const;
   private model: string | undefined;
+  private format: PromptFormat | undefined;
+  private vocabulary: Vocabulary | undefined;
 
   constructor(
     private readonly http: HttpClient,
     model?: string,
+    private readonly setting: PromptFormatSetting = 'auto',
   ) {
     this.model = model;
   }
 
-  /** The served model (the configured one, else the first listed), and a tokenizer check where /tokenize exists. */
+  bind(vocabulary: Vocabulary): void {
+    this.vocabulary = vocabulary;
+  }
+
+  /**
+   * The served model (the configured one, else the first listed), a tokenizer check where /tokenize exists, and
+   * once per connection how the server takes prompts and whether it returns next-token probabilities.
+   */
   async check(expected: VocabularyCheck, signal?: AbortSignal): Promise<ServerFacts> {
     const where = `${this.http.url}/v1/models`;
     const list = await this.http.getJson('/v1/models', signal);
@@ -61,7 +84,8 @@ export class OpenAICompatible implements ServerProtocol {
         'Point "repogate.modelPath" at a GGUF with the vocabulary of the served model.',
       );
     }
-    return { contextSize: lengths.find((n) => n !== undefined) };
+    const trial = await this.trial(expected, signal);
+    return { contextSize: lengths.find((n) => n !== undefined), ...trial };
   }
 
   async top(request: ServerRequest): Promise<TopProbabilities> {
@@ -74,16 +98,22 @@ export class OpenAICompatible implements ServerProtocol {
     const choice = firstChoice(answer, where);
     const [first] = logprobsOf(choice.logprobs, where);
     expectShape(first !== undefined, where, 'logprobs');
-    return { ...topFrom(first.top, PROBE_TOP_K.openai), cost: usageCost(request.tokens.length, answer) };
+    const cost = usageCost(request.tokens.length, answer);
+    const withIds = first.top.every((t) => t.id !== undefined);
+    if (withIds) return { ...topFrom(first.top as { id: number; probability: number }[], PROBE_TOP_K.openai), cost };
+    const named = first.top.map((t) => ({ text: t.text ?? '', probability: t.probability }));
+    return { ...topFromTexts(named, PROBE_TOP_K.openai, this.bound()), cost };
   }
 
   async *stream(request: ServerRequest & { maxTokens: number }): AsyncGenerator<StreamEvent> {
     const where = `${this.http.url}/v1/completions`;
+    const text = this.format === 'text';
     const body = this.body(request, {
       max_tokens: request.maxTokens,
       logprobs: 1,
       stream: true,
       stream_options: { include_usage: true },
+      ...(text ? { stop: [...this.bound().stopTexts] } : {}),
     });
     let finished = false;
     for await (const chunk of this.http.postStream('/v1/completions', body, request.signal)) {
@@ -92,14 +122,18 @@ export class OpenAICompatible implements ServerProtocol {
       if (!isRecord(chunk) || !Array.isArray(chunk.choices) || chunk.choices.length === 0) continue;
       const choice = firstChoice(chunk, where);
       const tokens = logprobsOf(choice.logprobs, where);
-      if (typeof choice.text === 'string' && choice.text && tokens.length === 0) {
+      const piece = typeof choice.text === 'string' ? choice.text : '';
+      if (tokens.length > 0 && tokens.every((t) => t.id !== undefined)) {
+        for (const t of tokens) yield { token: t.id as number, probability: t.probability };
+      } else if (piece && text) {
+        yield { text: piece, probability: tokens.length === 1 ? tokens[0].probability : undefined };
+      } else if (piece) {
         throw new ServerError(
           'incompatible',
           `${where} streams text without token ids`,
-          'Use a server that returns token ids with logprobs (vLLM, llama-server).',
+          'Set "repogate.serverPromptFormat" to text, or use a server that returns token ids (vLLM, llama-server).',
         );
       }
-      for (const t of tokens) yield { token: t.id, probability: t.probability };
       if (typeof choice.finish_reason === 'string') {
         finished = true;
         if (choice.finish_reason === 'stop') yield { endOfText: true };
@@ -111,6 +145,58 @@ export class OpenAICompatible implements ServerProtocol {
         `${where}: the stream ended before the completion did`,
         'The server may have crashed; see its log.',
       );
+  }
+
+  /**
+   * One token after the vocabulary sample: sent as ids (unless text is asked for), the answer says whether the
+   * server takes them, and its logprobs whether P(<cc>) can be read here. A server that refuses an id prompt
+   * (4xx, or a 500 from a parser that expected a string) gets text from then on.
+   */
+  private async trial(
+    expected: VocabularyCheck,
+    signal?: AbortSignal,
+  ): Promise<Pick<ServerFacts, 'promptFormat' | 'noProbabilities'>> {
+    const request = { tokens: expected.sample.ids, cachePrompt: true, signal };
+    const ask = (): Promise<unknown> =>
+      this.http.postJson(
+        '/v1/completions',
+        this.body(request, { max_tokens: 1, logprobs: PROBE_TOP_K.openai }),
+        signal,
+      );
+    this.format = this.setting === 'auto' ? 'token-ids' : this.setting;
+    let answer: unknown;
+    try {
+      answer = await ask();
+    } catch (error) {
+      const refused = error instanceof ServerError && (error.code === 'bad-request' || error.code === 'server-error');
+      if (this.setting !== 'auto' || !refused) throw error;
+      this.format = 'text';
+      answer = await ask();
+    }
+    const where = `${this.http.url}/v1/completions`;
+    const choice = firstChoice(answer, where);
+    const [first] = logprobsOf(choice.logprobs, where);
+    if (this.format === 'token-ids' && first?.id === undefined && typeof choice.text === 'string' && choice.text) {
+      if (this.setting === 'auto') this.format = 'text';
+      else
+        throw new ServerError(
+          'incompatible',
+          `${where} answers without token ids`,
+          'Set "repogate.serverPromptFormat" to text (or auto).',
+        );
+    }
+    return {
+      promptFormat: this.format,
+      noProbabilities:
+        first === undefined || first.top.length === 0
+          ? `${this.http.url} returns no next-token probabilities (logprobs): the heuristic gate decides`
+          : undefined,
+    };
+  }
+
+  private bound(): Vocabulary {
+    if (!this.vocabulary) throw new Error('openai-compatible: no vocabulary bound');
+    return this.vocabulary;
   }
 
   private async tokenize(text: string, signal?: AbortSignal): Promise<number[] | undefined> {
@@ -133,7 +219,7 @@ export class OpenAICompatible implements ServerProtocol {
   private body(request: ServerRequest, extra: Record<string, unknown>): Record<string, unknown> {
     return {
       model: this.model,
-      prompt: [...request.tokens],
+      prompt: this.format === 'text' ? this.bound().promptText(request.tokens) : [...request.tokens],
       temperature: 0,
       return_tokens_as_token_ids: true,
       ...(request.cachePrompt ? {} : { cache_prompt: false }),
@@ -147,11 +233,10 @@ function firstChoice(answer: unknown, where: string): Record<string, unknown> {
   return answer.choices[0] as Record<string, unknown>;
 }
 
-/** "token_id:123" (vLLM with return_tokens_as_token_ids) to 123. */
-function idFromTokenText(text: string, where: string): number {
+/** "token_id:123" (vLLM with return_tokens_as_token_ids) names token 123; any other text names a token by text. */
+function named(text: string, probability: number): Named {
   const match = /^token_id:(\d+)$/.exec(text);
-  expectShape(match !== null, where, 'token ids (vLLM: return_tokens_as_token_ids)');
-  return Number(match[1]);
+  return match ? { id: Number(match[1]), probability } : { text, probability };
 }
 
 /** Each generated token with its probability and the top list, from either shape of `logprobs`. */
@@ -160,32 +245,28 @@ export function logprobsOf(logprobs: unknown, where: string): Logprob[] {
   if (Array.isArray(logprobs.content)) {
     return logprobs.content.map((entry: unknown) => {
       expectShape(
-        isRecord(entry) && typeof entry.id === 'number' && typeof entry.logprob === 'number',
+        isRecord(entry) &&
+          typeof entry.logprob === 'number' &&
+          (typeof entry.id === 'number' || typeof entry.token === 'string'),
         where,
-        'token ids and log-probabilities',
+        'tokens and log-probabilities',
       );
       const top = Array.isArray(entry.top_logprobs) ? entry.top_logprobs : [];
-      return {
-        id: entry.id,
-        probability: Math.exp(entry.logprob),
-        top: top.filter(isRecord).map((t) => ({ id: Number(t.id), probability: Math.exp(Number(t.logprob)) })),
-      };
+      const one = (t: Record<string, unknown>): Named =>
+        typeof t.id === 'number'
+          ? { id: t.id, probability: Math.exp(Number(t.logprob)) }
+          : named(String(t.token), Math.exp(Number(t.logprob)));
+      return { ...one(entry), top: top.filter(isRecord).map(one) };
     });
   }
   expectShape(Array.isArray(logprobs.tokens) && Array.isArray(logprobs.token_logprobs), where, 'logprobs tokens');
   const tops = Array.isArray(logprobs.top_logprobs) ? logprobs.top_logprobs : [];
   return logprobs.tokens.map((token: unknown, i: number) => {
-    expectShape(typeof token === 'string', where, 'token ids');
+    expectShape(typeof token === 'string', where, 'tokens');
     const top: unknown = tops[i];
     return {
-      id: idFromTokenText(token, where),
-      probability: Math.exp(Number((logprobs.token_logprobs as unknown[])[i])),
-      top: isRecord(top)
-        ? Object.entries(top).map(([text, lp]) => ({
-            id: idFromTokenText(text, where),
-            probability: Math.exp(Number(lp)),
-          }))
-        : [],
+      ...named(token, Math.exp(Number((logprobs.token_logprobs as unknown[])[i]))),
+      top: isRecord(top) ? Object.entries(top).map(([text, lp]) => named(text, Math.exp(Number(lp)))) : [],
     };
   });
 }

@@ -1,8 +1,9 @@
 /**
  * One inference server's API, as the remote model needs it: a check that the server's model is the one whose
- * vocabulary the editor tokenizes with, the top-k next-token probabilities after a prompt of token ids, and a
- * greedy token stream after one. Implemented for llama-server (llamaServer.ts) and for OpenAI-compatible
- * servers such as vLLM (openaiCompatible.ts).
+ * vocabulary the editor tokenizes with, the top-k next-token probabilities after a prompt, and a greedy stream
+ * after one. A prompt goes as token ids where the server takes them, else as text with the model's control tokens
+ * spelled out. Implemented for llama-server (llamaServer.ts), OpenAI-compatible servers such as vLLM, LM Studio
+ * or llamafile (openaiCompatible.ts) and Ollama (ollama.ts).
  */
 import type { EvaluationCost, RemoteEngine } from '../tokenModel';
 import { ServerError } from './http';
@@ -15,9 +16,26 @@ export interface VocabularyCheck {
   sample: { text: string; ids: readonly number[] };
 }
 
+/** How prompts go to the server: token ids (exact), or text that the server tokenizes again. */
+export type PromptFormat = 'token-ids' | 'text';
+
 export interface ServerFacts {
   /** Tokens of context a request gets on the server (per slot), when it says. */
   contextSize?: number;
+  /** How this server takes prompts (found out once, or as configured). */
+  promptFormat: PromptFormat;
+  /** Why P(<cc>) cannot be read from this server (no next-token probabilities); absent: it can. */
+  noProbabilities?: string;
+}
+
+/** The local vocabulary, as a protocol that speaks text needs it. */
+export interface Vocabulary {
+  /** A prompt of token ids as the text a server tokenizes back into the same ids (prompt-text.ts). */
+  promptText(tokens: readonly number[]): string;
+  /** The id of a token the server names by its text (a control token, or a text of exactly one token). */
+  idOf(text: string): number | undefined;
+  /** The texts at which a text-only stream stops: the family's end-of-completion tokens. */
+  readonly stopTexts: readonly string[];
 }
 
 export interface TopProbabilities {
@@ -29,6 +47,8 @@ export interface TopProbabilities {
 
 export type StreamEvent =
   | { token: number; probability?: number }
+  /** A server that streams text without token ids (LM Studio, llamafile, Ollama). */
+  | { text: string; probability?: number }
   | { cost: EvaluationCost }
   /** The server stopped at an end-of-generation token without sending it. */
   | { endOfText: true };
@@ -42,6 +62,8 @@ export interface ServerRequest {
 
 export interface ServerProtocol {
   readonly engine: RemoteEngine;
+  /** Servers spoken to in text learn the local vocabulary once the model has read it. */
+  bind?(vocabulary: Vocabulary): void;
   check(expected: VocabularyCheck, signal?: AbortSignal): Promise<ServerFacts>;
   top(request: ServerRequest): Promise<TopProbabilities>;
   /** Ends (closing the connection) when the consumer stops iterating. */
@@ -49,7 +71,7 @@ export interface ServerProtocol {
 }
 
 /** Tokens a probe asks for; the gate token outside them is bounded by the last one. */
-export const PROBE_TOP_K = { llamaServer: 50, openai: 20 } as const;
+export const PROBE_TOP_K = { llamaServer: 50, openai: 20, ollama: 20 } as const;
 
 /** Throws a clear error when a JSON answer lacks what the protocol promises. */
 export function expectShape(ok: boolean, where: string, what: string): asserts ok {
@@ -75,6 +97,24 @@ export function topFrom(
   for (const e of entries) probabilities.set(e.id, e.probability);
   const last = entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : undefined;
   return { probabilities, unlistedAtMost: last ?? 0 };
+}
+
+/** A top-k list whose entries name tokens by text; entries the local vocabulary cannot map are left out. */
+export function topFromTexts(
+  entries: readonly { text: string; probability: number }[],
+  k: number,
+  vocabulary: Vocabulary,
+): Omit<TopProbabilities, 'cost'> {
+  const top = topFrom(
+    entries.flatMap((e) => {
+      const id = vocabulary.idOf(e.text);
+      return id === undefined ? [] : [{ id, probability: e.probability }];
+    }),
+    k,
+  );
+  // The bound comes from the whole list the server sent, mapped or not.
+  const last = entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : undefined;
+  return { probabilities: top.probabilities, unlistedAtMost: last ?? 0 };
 }
 
 /** A prompt's cost from the server's count of tokens it took from its cache. */

@@ -1,13 +1,15 @@
 /**
  * A code model on an inference server. The editor keeps the model's vocabulary (read vocabulary-only from a GGUF
- * with the same tokenizer): prompts are tokenized here without special-token parsing and sent as token ids, and
- * generated ids are decoded here. Only prompt tokens leave the machine. Every request is bounded in time; a
- * failure is reported (the status bar shows it) and the next request tries again, so completions come back by
- * themselves when the server does.
+ * with the same tokenizer; for Ollama, the model's own GGUF on this disk): prompts are laid out and tokenized
+ * here without special-token parsing and sent as token ids, or as text with the control tokens spelled out to a
+ * server that takes only text; generated ids are decoded here. Only the prompt leaves the machine. Every request
+ * is bounded in time; a failure is reported (the status bar shows it) and the next request tries again, so
+ * completions come back by themselves when the server does.
  */
+import { existsSync } from 'fs';
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import { getSharedLlama, type ModelOptions } from '../codeModel';
-import { detectFamily } from '../families';
+import { detectFamily, type ResolvedFamily } from '../families';
 import { controlTokens } from '../gguf';
 import { checkModelFile } from '../modelFile';
 import {
@@ -23,14 +25,18 @@ import {
 } from '../tokenModel';
 import { HttpClient, ServerError } from './http';
 import { LlamaServer } from './llamaServer';
-import { OpenAICompatible } from './openaiCompatible';
-import type { ServerProtocol, StreamEvent, VocabularyCheck } from './protocol';
+import { Ollama } from './ollama';
+import { OpenAICompatible, type PromptFormatSetting } from './openaiCompatible';
+import { promptText } from './promptText';
+import type { ServerFacts, ServerProtocol, StreamEvent, Vocabulary, VocabularyCheck } from './protocol';
 
 export interface ServerOptions {
   engine: RemoteEngine;
   url: string;
-  /** The served model's name (OpenAI-compatible servers); default: the first the server lists. */
+  /** The served model's name (OpenAI-compatible servers, Ollama); default: the first (Ollama: the only) one. */
   model?: string;
+  /** OpenAI-compatible servers: prompts as token ids or text; 'auto' (default) asks the server once. */
+  promptFormat?: PromptFormatSetting;
   /** Sent as a bearer token; kept out of every message and log. */
   apiKey?: string;
   /** The longest wait for an answer or for the next streamed token. */
@@ -57,15 +63,19 @@ type Problem = NonNullable<ServerInfo['problem']>;
 export class RemoteModel extends TokenizingModel implements TokenModel {
   readonly session: RemoteSession;
   private verified = false;
+  /** The family as the GGUF declares it; `info.family` loses its gate where the server gives no probabilities. */
+  private readonly family: ModelInfo['family'];
 
   private constructor(
     readonly info: ModelInfo & { server: ServerInfo },
     private readonly vocabulary: LlamaModel,
     private readonly protocol: ServerProtocol,
     private readonly onProblem: (problem: Problem | undefined) => void,
-    bos: number | undefined,
+    private readonly firstToken: number | undefined,
+    private readonly controls: ReadonlyMap<number, string>,
   ) {
-    super(info.family, (text) => vocabulary.tokenize(text, false), bos);
+    super(info.family, (text) => vocabulary.tokenize(text, false), firstToken);
+    this.family = info.family;
     this.session = new RemoteSession(this, protocol);
   }
 
@@ -80,17 +90,29 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
   ): Promise<RemoteModel> {
     const started = performance.now();
     checkServerUrl(server.url);
-    const file = await checkModelFile(options.modelPath);
-    const family = detectFamily({ controlTokens: controlTokens(file.header), metadata: file.header.metadata }, options);
-    const llama = await getSharedLlama();
-    const vocabulary = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
     const http = new HttpClient({
-      url: server.url,
+      url: serverBase(server),
       apiKey: server.apiKey,
       timeoutMs: server.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS,
     });
-    const protocol =
-      server.engine === 'llama-server' ? new LlamaServer(http, server.slot) : new OpenAICompatible(http, server.model);
+    // Ollama names its models; the GGUF with the vocabulary is the model's own blob unless one is configured.
+    const located = server.engine === 'ollama' ? await Ollama.locate(http, server.model) : undefined;
+    const modelPath = options.modelPath || (located?.gguf && existsSync(located.gguf) ? located.gguf : undefined);
+    if (!modelPath) throw noVocabulary(http.url, located?.name, located?.gguf);
+    const file = await checkModelFile(modelPath);
+    const controls = controlTokens(file.header);
+    const family = ollamaFamily(located?.name, () =>
+      detectFamily({ controlTokens: controls, metadata: file.header.metadata }, options),
+    );
+    const llama = await getSharedLlama();
+    const vocabulary = await llama.loadModel({ modelPath, vocabOnly: true });
+    let contextSize = 0;
+    const protocol: ServerProtocol =
+      server.engine === 'llama-server'
+        ? new LlamaServer(http, server.slot)
+        : server.engine === 'ollama'
+          ? new Ollama(http, located?.name ?? '', () => contextSize)
+          : new OpenAICompatible(http, server.model, server.promptFormat);
     const threshold = file.header.metadata.get('repogate.gate_threshold');
     // A vocabulary-only load does not read the context length: take it from the file's metadata.
     const declared = file.header.metadata.get(
@@ -100,7 +122,7 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
     const addBos = file.header.metadata.get('tokenizer.ggml.add_bos_token') === true;
     const bos = addBos && vocabulary.tokens.bos !== null ? Number(vocabulary.tokens.bos) : undefined;
     const info: ModelInfo & { server: ServerInfo } = {
-      path: options.modelPath,
+      path: modelPath,
       name: file.name,
       family,
       backend: 'server',
@@ -111,9 +133,12 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
       trainContextSize,
       gateThreshold: typeof threshold === 'number' ? threshold : undefined,
       loadMs: 0,
-      server: { engine: server.engine, url: http.url, model: server.model },
+      server: { engine: server.engine, url: http.url, model: located?.name ?? server.model },
     };
-    const model = new RemoteModel(info, vocabulary, protocol, onProblem, bos);
+    contextSize = info.contextSize;
+    const ids = new Map([...controls].map(([text, id]) => [id, text]));
+    const model = new RemoteModel(info, vocabulary, protocol, onProblem, bos, ids);
+    protocol.bind?.(model.textVocabulary());
     await model.ready().catch((error: unknown) => model.failed(error));
     info.loadMs = performance.now() - started;
     return model;
@@ -133,7 +158,55 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
     if (this.verified) return;
     const facts = await this.protocol.check(this.vocabularyCheck(), signal);
     if (facts.contextSize !== undefined) this.info.contextSize = Math.min(this.info.contextSize, facts.contextSize);
+    this.learn(facts);
     this.verified = true;
+  }
+
+  /** The prompt format in use, and the gate: without probabilities from the server the heuristic decides. */
+  private learn(facts: ServerFacts): void {
+    const server = this.info.server;
+    const gateNote = this.family.hasGate ? facts.noProbabilities : undefined;
+    const changed = server.promptFormat !== facts.promptFormat || server.gateNote !== gateNote;
+    server.promptFormat = facts.promptFormat;
+    server.gateNote = gateNote;
+    this.info.family = facts.noProbabilities ? { ...this.family, hasGate: false } : this.family;
+    // The editor shows both (the status bar's tooltip, Explain): tell it, as a change of problem does.
+    if (changed) this.onProblem(server.problem);
+  }
+
+  /** The local vocabulary as a text-speaking protocol needs it. */
+  private textVocabulary(): Vocabulary {
+    const specials = this.family.specials;
+    const stopTexts = this.stopTexts();
+    return {
+      promptText: (tokens) => this.promptTextFor(tokens),
+      idOf: (text) => {
+        const special = specials.get(text) ?? this.controlId(text);
+        if (special !== undefined) return special;
+        const ids = this.tokenize([{ text }]);
+        return ids.length === 1 ? ids[0] : undefined;
+      },
+      stopTexts,
+    };
+  }
+
+  /** A prompt as the text a server that takes text receives (promptText.ts). */
+  promptTextFor(tokens: readonly number[]): string {
+    return promptText(tokens, {
+      detokenize: (ids, special, context) => this.vocabulary.detokenize(ids as Token[], special, context as Token[]),
+      controls: this.controls,
+      bos: this.firstToken,
+    });
+  }
+
+  /** The spellings of the family's end-of-completion tokens (a text stream stops at them). */
+  stopTexts(): string[] {
+    return this.family.stopIds.map((id) => this.controls.get(id)).filter((t): t is string => !!t);
+  }
+
+  private controlId(text: string): number | undefined {
+    for (const [id, spelling] of this.controls) if (spelling === text) return id;
+    return undefined;
   }
 
   succeeded(): void {
@@ -206,16 +279,19 @@ export class RemoteSession implements TokenSession {
     const confidences: number[] = [];
     let cost = wholePrompt(tokens);
     let text = '';
+    /** What a text-only server streamed; its tokens are counted here (they are the same vocabulary's). */
+    let streamed: string | undefined;
     let firstTokenAt: number | undefined;
     let stoppedBy: GenerateResult['stoppedBy'] = 'max-tokens';
     const result = (): GenerateResult => ({
       ...cost,
-      text: this.model.detokenize(out),
-      tokens: out,
+      text: streamed ?? this.model.detokenize(out),
+      tokens: streamed === undefined ? out : this.model.tokenize([{ text: streamed }]),
       confidences,
       firstTokenAt,
       stoppedBy,
     });
+    const stopTexts = this.model.stopTexts();
     if (options.signal?.aborted || options.maxTokens <= 0) {
       stoppedBy = options.signal?.aborted ? 'abort' : 'max-tokens';
       return result();
@@ -230,6 +306,22 @@ export class RemoteSession implements TokenSession {
         return true;
       }
       firstTokenAt ??= performance.now();
+      if ('text' in event) {
+        streamed = (streamed ?? '') + event.text;
+        confidences.push(event.probability ?? Number.NaN);
+        // A server that writes control tokens out as text: the completion ends where one starts.
+        const stop = firstStop(streamed, stopTexts);
+        if (stop !== undefined) streamed = streamed.slice(0, stop);
+        if (streamed !== text) {
+          text = streamed;
+          if (options.onText?.(text)) {
+            stoppedBy = 'caller';
+            return true;
+          }
+        }
+        if (stop !== undefined) stoppedBy = 'stop-token';
+        return stop !== undefined;
+      }
       if (options.stopIds.includes(event.token)) {
         stoppedBy = 'stop-token';
         return true;
@@ -302,9 +394,47 @@ export class RemoteSession implements TokenSession {
   }
 }
 
+/** Where the first of `stops` begins in `text`, if any does. */
+function firstStop(text: string, stops: readonly string[]): number | undefined {
+  let at: number | undefined;
+  for (const s of stops) {
+    const i = text.indexOf(s);
+    if (i >= 0 && (at === undefined || i < at)) at = i;
+  }
+  return at;
+}
+
 /** Without the server's count, the whole prompt is taken as evaluated. */
 function wholePrompt(tokens: readonly number[]): { reused: number; evaluated: number } {
   return { reused: 0, evaluated: tokens.length };
+}
+
+/** An Ollama model whose vocabulary has no FIM format gets Ollama's way out: a model that has one. */
+function ollamaFamily(name: string | undefined, detect: () => ResolvedFamily): ResolvedFamily {
+  try {
+    return detect();
+  } catch (error) {
+    if (name === undefined) throw error;
+    throw new ServerError(
+      'incompatible',
+      `"${name}" on Ollama has no fill-in-the-middle tokens (${(error as Error).message})`,
+      'Pull a code model with FIM, e.g. "ollama pull qwen2.5-coder:1.5b-base", and set "repogate.serverModel" to it.',
+    );
+  }
+}
+
+/** The server's root: an OpenAI-compatible URL may be given with its /v1, as such servers document it. */
+function serverBase(server: ServerOptions): string {
+  const url = server.url.replace(/\/+$/, '');
+  return server.engine === 'openai-compatible' ? url.replace(/\/v1$/, '') : url;
+}
+
+function noVocabulary(url: string, model: string | undefined, where: string | undefined): ServerError {
+  return new ServerError(
+    'incompatible',
+    `the GGUF of "${model ?? '?'}" is not on this machine (Ollama at ${url} keeps it at ${where ?? 'a path it did not name'})`,
+    'Set "repogate.modelPath" to a copy of the model\'s GGUF (or a vocabulary-only GGUF with the same tokenizer).',
+  );
 }
 
 function checkServerUrl(url: string): void {

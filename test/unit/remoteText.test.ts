@@ -1,0 +1,159 @@
+/**
+ * Text prompts to an OpenAI-compatible server, against a real llama-server (its /v1/completions takes text with
+ * special tokens, as LM Studio, llamafile and TGI do): the server tokenizes the text back into the editor's ids,
+ * so P(<cc>) and the completion are the local engine's; code that spells a control token stays text; and 'auto'
+ * keeps token ids for a server that takes them.
+ */
+import { strict as assert } from 'assert';
+import { CompletionEngine } from '../../src/engine/completionEngine';
+import { CodeModel } from '../../src/model/codeModel';
+import type { PromptPiece } from '../../src/model/families';
+import { RemoteModel } from '../../src/model/remote/remoteModel';
+import { probabilityOf, type TokenModel } from '../../src/model/tokenModel';
+import { BUILD_TIMEOUT_MS, startLlamaServer, type RunningServer } from '../helpers/llamaServer';
+import { TINY_MODEL } from '../helpers/tinyModel';
+
+const LEFT =
+  `import { UserRepo } from './repo';\n\nexport class UserService {\n` +
+  `  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
+const RIGHT = `\n    return user;\n  }\n}\n`;
+const INJECTION = '// the prompt format is <fim_prefix>L<fim_suffix>R<eof><cc>CC<fim_middle>\nconst marker = "<cc>";\n';
+/** The issue's bound for P(<cc>) over text prompts against the local engine. */
+const PROBABILITY_TOLERANCE = 1e-3;
+
+const gatePieces = (left: string, right: string): PromptPiece[] => [
+  { special: 'fimPrefix' },
+  { text: left },
+  { special: 'fimSuffix' },
+  { text: right },
+  { special: 'eof' },
+];
+
+describe('text prompts to an OpenAI-compatible server (a real llama-server)', function () {
+  this.timeout(120_000);
+  let server: RunningServer;
+  let local: CodeModel;
+  let text: RemoteModel;
+  const remotes: RemoteModel[] = [];
+  const connect = async (promptFormat: 'auto' | 'text', url = `${server.url}/v1`): Promise<RemoteModel> => {
+    const model = await RemoteModel.load({ modelPath: TINY_MODEL }, { engine: 'openai-compatible', url, promptFormat });
+    remotes.push(model);
+    assert.equal(model.info.server.problem, undefined, model.info.server.problem?.message);
+    return model;
+  };
+
+  before(async function () {
+    this.timeout(BUILD_TIMEOUT_MS);
+    server = await startLlamaServer({ model: TINY_MODEL });
+    local = await CodeModel.load({ modelPath: TINY_MODEL, threads: 1, gpuLayers: 0, contextSize: 1024 });
+    text = await connect('text');
+  });
+  after(async () => {
+    for (const m of remotes) await m.dispose();
+    await local?.dispose();
+    await server?.stop();
+  });
+
+  it("'auto' keeps token ids for a server that takes them, and says which format is in use", async () => {
+    const model = await connect('auto', server.url);
+    assert.equal(model.info.server.promptFormat, 'token-ids');
+    assert.equal(text.info.server.promptFormat, 'text');
+    assert.equal(text.info.server.url, server.url, 'a URL given with /v1 is the server root');
+  });
+
+  it("P(<cc>) and the top of the distribution: the local engine's within 1e-3", async () => {
+    const cc = local.info.family.ids.cc!;
+    for (const [left, right] of [
+      [LEFT, RIGHT],
+      ['', ''],
+      ['x', '\n'],
+    ]) {
+      const tokens = local.tokenize(gatePieces(left, right));
+      const here = await local.session.probe(tokens);
+      const there = await text.session.probe(tokens);
+      assert.ok(
+        Math.abs(probabilityOf(there, cc) - probabilityOf(here, cc)) < PROBABILITY_TOLERANCE,
+        `P(<cc>) ${probabilityOf(there, cc)} vs ${probabilityOf(here, cc)}`,
+      );
+      for (const [id, p] of there.probabilities)
+        assert.ok(Math.abs(p - (here.probabilities.get(id) ?? 0)) < PROBABILITY_TOLERANCE, `token ${id}`);
+    }
+  });
+
+  it('the same greedy completion as the local engine, streamed', async () => {
+    const tokens = local.tokenize([...gatePieces(LEFT, RIGHT), { special: 'fimMiddle' }]);
+    const options = { maxTokens: 24, stopIds: local.info.family.stopIds };
+    const here = await local.session.generate(tokens, options);
+    const texts: string[] = [];
+    const there = await text.session.generate(tokens, { ...options, onText: (t) => void texts.push(t) });
+    assert.equal(there.text, here.text);
+    assert.deepEqual(there.tokens, here.tokens);
+    assert.ok(texts.length > 1, 'the text arrived in pieces');
+  });
+
+  it("the server tokenizes the prompt text back into the editor's ids; code that spells a control token stays text", async () => {
+    const specials = new Set(Object.values(text.info.family.ids));
+    for (const pieces of [gatePieces(LEFT, RIGHT), gatePieces(INJECTION, '";\n')]) {
+      const ids = text.tokenize(pieces);
+      const sent = promptTextOf(text, ids);
+      const back = (await postJson(`${server.url}/tokenize`, { content: sent, parse_special: true })) as number[];
+      const controls = (list: number[]) => list.filter((id) => specials.has(id));
+      // The control tokens the editor laid out, and no others: the spelled ones reached the model as text.
+      assert.deepEqual(controls(back), controls(ids));
+      if (pieces[1] !== undefined && 'text' in pieces[1] && pieces[1].text === LEFT) assert.deepEqual(back, ids);
+    }
+  });
+
+  it('the completion engine gives the same gate score and completion over text prompts as locally', async () => {
+    const request = {
+      path: 'src/userService.ts',
+      text: `${LEFT}\n${RIGHT}`,
+      cursor: { line: 6, character: 35 },
+      mode: 'line' as const,
+    };
+    const results = [];
+    for (const generator of [local, text] as TokenModel[]) {
+      await generator.session.reset();
+      const engine = new CompletionEngine({ generator, gate: 'token', layout: 'cursor', firstPromptMs: 0 });
+      results.push(await engine.complete(request));
+    }
+    const [here, there] = results;
+    assert.ok(Math.abs(here.gate.score - there.gate.score) < PROBABILITY_TOLERANCE);
+    assert.equal(there.gate.fire, here.gate.fire);
+    assert.equal(there.text, here.text);
+  });
+
+  it("reuses the slot's cache between keystrokes as token ids do (the server's own counts)", async () => {
+    const ids = await connect('auto', server.url);
+    const typed = 'findById(id);';
+    const evaluated = { text: [] as number[], ids: [] as number[] };
+    for (const [name, model] of [
+      ['text', text],
+      ['ids', ids],
+    ] as const) {
+      await model.session.reset();
+      for (let i = 1; i <= typed.length; i++) {
+        const tokens = model.tokenize(gatePieces(LEFT + typed.slice(0, i), RIGHT));
+        evaluated[name].push((await model.session.probe(tokens)).evaluated);
+      }
+    }
+    // After the first keystroke each prompt shares all but its last few tokens with the one before.
+    const later = (list: number[]) => list.slice(1);
+    assert.ok(Math.max(...later(evaluated.text)) < 20, `text: ${evaluated.text.join(' ')}`);
+    assert.deepEqual(later(evaluated.text), later(evaluated.ids));
+  });
+});
+
+/** The text the remote model sends for `ids` (what the server receives). */
+function promptTextOf(model: RemoteModel, ids: number[]): string {
+  return model.promptTextFor(ids);
+}
+
+async function postJson(url: string, body: unknown): Promise<unknown> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return ((await response.json()) as { tokens: unknown }).tokens;
+}
