@@ -5,11 +5,15 @@
  * keeps token ids for a server that takes them.
  */
 import { strict as assert } from 'assert';
+import { execFile } from 'child_process';
+import * as path from 'path';
+import { promisify } from 'util';
 import { CompletionEngine } from '../../src/engine/completionEngine';
 import { CodeModel } from '../../src/model/codeModel';
 import type { PromptPiece } from '../../src/model/families';
 import { RemoteModel } from '../../src/model/remote/remoteModel';
 import { probabilityOf, type TokenModel } from '../../src/model/tokenModel';
+import { SHOP } from '../helpers/fixtures';
 import { BUILD_TIMEOUT_MS, startLlamaServer, type RunningServer } from '../helpers/llamaServer';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
@@ -18,6 +22,7 @@ const LEFT =
   `  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
 const RIGHT = `\n    return user;\n  }\n}\n`;
 const INJECTION = '// the prompt format is <fim_prefix>L<fim_suffix>R<eof><cc>CC<fim_middle>\nconst marker = "<cc>";\n';
+const CLI = path.resolve(__dirname, '../../src/cli.js');
 /** The issue's bound for P(<cc>) over text prompts against the local engine. */
 const PROBABILITY_TOLERANCE = 1e-3;
 
@@ -121,6 +126,29 @@ describe('text prompts to an OpenAI-compatible server (a real llama-server)', fu
     assert.ok(Math.abs(here.gate.score - there.gate.score) < PROBABILITY_TOLERANCE);
     assert.equal(there.gate.fire, here.gate.fire);
     assert.equal(there.text, here.text);
+  });
+
+  it("`repogate complete --engine openai-compatible --server URL/v1 --text-prompts`: the local engine's text and P(<cc>)", async () => {
+    const complete = async (...flags: string[]) => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [CLI, 'complete', SHOP, 'src/services/userService.ts:9:38', '--model', TINY_MODEL, '--json', ...flags],
+        { timeout: 120_000 },
+      );
+      return JSON.parse(stdout) as {
+        text: string;
+        gate: { score: number };
+        model: { server?: { promptFormat?: string } };
+      };
+    };
+    const here = await complete('--engine', 'local', '--threads', '1');
+    const there = await complete('--engine', 'openai-compatible', '--server', `${server.url}/v1`, '--text-prompts');
+    assert.equal(there.model.server?.promptFormat, 'text');
+    assert.equal(there.text, here.text);
+    assert.ok(
+      Math.abs(there.gate.score - here.gate.score) < PROBABILITY_TOLERANCE,
+      `${there.gate.score} vs ${here.gate.score}`,
+    );
   });
 
   it("reuses the slot's cache between keystrokes as token ids do (the server's own counts)", async () => {

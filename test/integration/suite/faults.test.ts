@@ -2,7 +2,8 @@
  * The faults a user's machine produces, each injected into the running editor: the engine process killed during
  * a generation, the index process killed, the index cache truncated or garbled, a full disk under the cache, the
  * model file replaced by a truncated copy while loaded, the workspace folder renamed while it is indexed, the
- * inference server refusing requests (401) and then answering again. After each, ghost text must come back with no
+ * inference server refusing requests (401) and then answering again; and, beside them, the same server spoken to
+ * in text prompts (an OpenAI-compatible server that takes no token ids). After each fault, ghost text must come back with no
  * action beyond what the message asks (its time from the fault's end is reported against the issue's 10 s), the
  * extension host never reloads (this suite runs inside it), and the log carries one clear line about it. Runs
  * after extension.test.ts.
@@ -31,10 +32,12 @@ import * as vscode from 'vscode';
 import { startLlamaServer, startProxy, type MisbehavingProxy, type RunningServer } from '../../helpers/llamaServer';
 import {
   acceptGhostText,
+  COMPLETION_MS,
   config,
   cutLine,
   EXTENSION_ID,
   expectGhostText,
+  explainUntil,
   note,
   run,
   setGlobal,
@@ -82,6 +85,15 @@ const PLACES: [file: string, line: number, prefix: string][] = [
   ['src/models/user.ts', 8, '  return email.'],
 ];
 let nextPlace = 0;
+
+/** Whether tools/llama-server/build.sh has a finished build in the cache (the server tests need one). */
+function llamaServerBuilt(): boolean {
+  const cache = process.env.REPOGATE_CACHE ?? path.join(homedir(), '.cache', 'repogate');
+  const builds = path.join(cache, 'llama-server');
+  if (existsSync(builds) && readdirSync(builds).some((c) => existsSync(path.join(builds, c, 'done')))) return true;
+  console.log(`      no llama-server build in ${builds} (tools/llama-server/build.sh): skipped`);
+  return false;
+}
 
 async function freshPlace(): Promise<vscode.TextEditor> {
   const place = PLACES[nextPlace++];
@@ -344,12 +356,7 @@ describe('RepoGate recovers from faults', function () {
   });
 
   it('the server refuses (401), then answers again: completions resume', async function () {
-    const cache = process.env.REPOGATE_CACHE ?? path.join(homedir(), '.cache', 'repogate');
-    const builds = path.join(cache, 'llama-server');
-    if (!existsSync(builds) || !readdirSync(builds).some((c) => existsSync(path.join(builds, c, 'done')))) {
-      console.log(`      no llama-server build in ${builds} (tools/llama-server/build.sh): skipped`);
-      this.skip();
-    }
+    if (!llamaServerBuilt()) this.skip();
     let server: RunningServer | undefined;
     let proxy: MisbehavingProxy | undefined;
     try {
@@ -376,6 +383,46 @@ describe('RepoGate recovers from faults', function () {
       await setGlobal('serverUrl', undefined);
       await proxy?.close();
       await server?.stop();
+    }
+  });
+
+  it('text prompts to an OpenAI-compatible server (a real llama-server): the ghost text and P(<cc>) of token ids', async function () {
+    if (!llamaServerBuilt()) this.skip();
+    const server = await startLlamaServer({ model: config().get<string>('modelPath', ''), threads: 1 });
+    const place = PLACES[nextPlace++];
+    assert.ok(place, 'the fault suite ran out of fresh places to complete at');
+    const readings: { format: string; score: number; completion: string }[] = [];
+    try {
+      for (const [engine, url, format] of [
+        ['llama-server', server.url, 'token ids'],
+        ['openai-compatible', `${server.url}/v1`, 'text'],
+      ] as const) {
+        const answering = count(extensionLog(), /model ready: /);
+        await setGlobal('serverUrl', url);
+        await setGlobal('serverPromptFormat', format === 'text' ? 'text' : undefined);
+        await setGlobal('engine', engine);
+        await waitForLogLine(/model ready: /, answering, `the server model loaded (${engine})`);
+        const editor = await cutLine(...place);
+        await expectGhostText(editor, COMPLETION_MS, `from the server (${format})`);
+        await revert(editor);
+        const explained = await explainUntil(new RegExp(`prompts as ${format === 'text' ? 'text' : 'token ids'}`));
+        const score = /P\(<cc>\) from the generator = ([\d.]+)/.exec(explained);
+        const completion = /^completion \([^)]*\):\n([\s\S]*)$/m.exec(explained);
+        assert.ok(score && completion, `Explain shows no gate reading or completion:\n${explained}`);
+        readings.push({ format, score: Number(score[1]), completion: completion[1] });
+      }
+      const [ids, text] = readings;
+      note(
+        `P(<cc>) ${ids.score} over token ids, ${text.score} over text; completion ${JSON.stringify(text.completion)}`,
+      );
+      // Explain prints three decimals: the 1e-3 bound plus each reading's rounding.
+      assert.ok(Math.abs(ids.score - text.score) <= 2e-3, `P(<cc>) ${text.score} over text vs ${ids.score}`);
+      assert.strictEqual(text.completion, ids.completion);
+    } finally {
+      await setGlobal('engine', undefined);
+      await setGlobal('serverUrl', undefined);
+      await setGlobal('serverPromptFormat', undefined);
+      await server.stop();
     }
   });
 
