@@ -50,7 +50,7 @@ async function makeTasksCommand(args: string[], flags: BenchFlags): Promise<numb
   const perFile = wholeNumber('per-file', flags['per-file'], 1, 3);
   await writableFile('--out', flags.out);
   const { index } = await openIndex(args[0], { cacheBase: flags.cache });
-  const tasks = await makeTasks(index, index.root, { perKind, seed, perFile });
+  const tasks = await makeTasks(index, index.roots.folders[0].path, { perKind, seed, perFile });
   await fs.writeFile(flags.out, tasks.map((t) => JSON.stringify(t)).join('\n') + (tasks.length ? '\n' : ''));
   const cross = tasks.filter((t) => t.metadata.kind === 'cross').length;
   log(`wrote ${tasks.length} tasks (${cross} cross, ${tasks.length - cross} infile) to ${flags.out}`);

@@ -16,6 +16,7 @@ type PersistedRecord = FileRecord & { windows?: string[] };
 interface CacheMeta {
   version: number;
   checksum: string;
+  /** `WorkspaceRoots.id`: a cache of other folders, or of the same under other names, keys other files. */
   root: string;
   records: number;
 }
@@ -60,7 +61,7 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
     const content: CacheMeta = {
       version: CACHE_VERSION,
       checksum: hash.digest('hex'),
-      root: index.root,
+      root: index.roots.id,
       records: index.files.size,
     };
     await fs.writeFile(metaTemp, JSON.stringify(content));
@@ -89,7 +90,7 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   }
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
-  if (meta.root !== index.root) return { ok: false, reason: 'cache belongs to another folder' };
+  if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
   if (createHash('sha256').update(raw).digest('hex') !== meta.checksum)
     return { ok: false, reason: 'cache checksum mismatch' };
   try {

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { readPackage, type WorkspacePackage } from './packageManifest';
 import { comparePaths, depth, dirOf } from './relPath';
+import { WorkspaceRoots } from './roots';
 import { readTsConfig, type RawTsOptions, type TsConfigPaths } from './tsconfigPaths';
 
 export interface GoModule {
@@ -15,7 +16,6 @@ export interface GoModule {
 }
 
 export interface ProjectLayout {
-  root: string;
   packages: ReadonlyMap<string, WorkspacePackage>;
   packagesByDir: ReadonlyMap<string, WorkspacePackage>;
   tsconfigs: ReadonlyMap<string, TsConfigPaths>;
@@ -38,8 +38,11 @@ const READ_CONCURRENCY = 16;
  * Reads configuration in every directory that holds (or is an ancestor of) an indexed file: the index may list
  * only source files, so configuration files are found on disk rather than in `files`.
  */
-export async function loadProjectLayout(root: string, files: Iterable<string>): Promise<ProjectLayout> {
-  const absRoot = path.resolve(root);
+export async function loadProjectLayout(
+  root: string | WorkspaceRoots,
+  files: Iterable<string>,
+): Promise<ProjectLayout> {
+  const roots = typeof root === 'string' ? new WorkspaceRoots(root) : root;
   const dirs = new Set<string>(['']);
   const pythonRoots = new Set<string>();
   const javaFileDirs = new Set<string>();
@@ -58,8 +61,11 @@ export async function loadProjectLayout(root: string, files: Iterable<string>): 
   // Shallow directories first, so that of two packages with one name the outer one wins.
   configDirs.sort((a, b) => depth(a) - depth(b) || comparePaths(a, b));
   const listings = await mapLimit(configDirs, READ_CONCURRENCY, async (dir) => {
+    const abs = roots.absolute(dir);
+    // The top of a multi-root workspace ('') is no folder on disk.
+    if (abs === undefined) return [];
     try {
-      return await fs.promises.readdir(path.join(absRoot, dir));
+      return await fs.promises.readdir(abs);
     } catch {
       return [];
     }
@@ -72,10 +78,10 @@ export async function loadProjectLayout(root: string, files: Iterable<string>): 
   const tsCache = new Map<string, Promise<RawTsOptions>>();
   configDirs.forEach((dir, i) => {
     const names = new Set(listings[i]);
-    const abs = path.join(absRoot, dir);
+    const abs = roots.absolute(dir) ?? '';
     if (names.has('package.json')) packageJobs.push(readPackage(path.join(abs, 'package.json'), dir));
     const tsconfig = pickTsConfig(listings[i]);
-    if (tsconfig) tsJobs.push(readTsConfig(absRoot, path.join(abs, tsconfig), dir, tsCache));
+    if (tsconfig) tsJobs.push(readTsConfig(roots, path.join(abs, tsconfig), dir, tsCache));
     if (names.has('go.mod')) goJobs.push(readGoMod(path.join(abs, 'go.mod'), dir));
     if (names.has('setup.py') || names.has('pyproject.toml')) pythonRoots.add(dir);
     if (names.has('Cargo.toml')) rustCrates.push(dir);
@@ -95,7 +101,6 @@ export async function loadProjectLayout(root: string, files: Iterable<string>): 
   pythonRoots.delete('');
 
   return {
-    root: absRoot,
     packages,
     packagesByDir,
     tsconfigs,

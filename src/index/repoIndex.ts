@@ -6,6 +6,7 @@ import { SourceParser } from './parser';
 import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
+import { WorkspaceRoots, type IndexRoot } from './roots';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
@@ -88,16 +89,33 @@ export class RepoIndex {
   /** In how many files each identifier occurs: how commonly a member is used across the repository. */
   private readonly fileFrequency = new Map<string, number>();
 
+  /** The folders the files lie in; their paths are keys under these roots (roots.ts). */
+  private currentRoots: WorkspaceRoots;
+
   constructor(
-    readonly root: string,
+    root: IndexRoot,
     private readonly parser = new SourceParser(),
   ) {
-    this.sourceLines = new SourceLines(root);
+    this.currentRoots = new WorkspaceRoots(root);
+    this.sourceLines = new SourceLines((key) => this.currentRoots.absolute(key));
+  }
+
+  get roots(): WorkspaceRoots {
+    return this.currentRoots;
+  }
+
+  /**
+   * Moves the index to other folders that keep every key it may hold (`WorkspaceRoots.keepsKeysOf`): a build then
+   * drops the files of a folder gone and adds those of a folder added, the others' as they were.
+   */
+  moveTo(roots: WorkspaceRoots): void {
+    if (!this.currentRoots.keepsKeysOf(roots)) throw new Error('the new folders do not keep the index paths');
+    this.currentRoots = roots;
   }
 
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
   async reloadLayout(): Promise<void> {
-    this.layout = await loadProjectLayout(this.root, this.files.keys());
+    this.layout = await loadProjectLayout(this.currentRoots, this.files.keys());
     this.forgetResolutions();
   }
 

@@ -1,6 +1,5 @@
 import { createHash } from 'crypto';
 import * as fs from 'fs';
-import * as path from 'path';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -71,7 +70,8 @@ export class SourceLines {
     sizeCalculation: (entry) => 1 + (entry.text?.size ?? 0),
   });
 
-  constructor(private readonly root: string) {}
+  /** `locate` gives the file a path names, undefined when it lies in no folder. */
+  constructor(private readonly locate: (relPath: string) => string | undefined) {}
 
   /** A text's content hash: what an index records of each file, and what a text read here must match. */
   static hash(text: string | Uint8Array): string {
@@ -105,7 +105,8 @@ export class SourceLines {
    */
   private read(relPath: string, hash: string): Buffer | undefined {
     try {
-      const file = path.join(this.root, relPath);
+      const file = this.locate(relPath);
+      if (file === undefined) return undefined;
       if (fs.statSync(file).size > MAX_READ_BYTES) return undefined;
       const bytes = fs.readFileSync(file);
       const text = bytes.subarray(0, 3).equals(BOM) ? bytes.subarray(3) : bytes;

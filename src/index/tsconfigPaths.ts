@@ -3,7 +3,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { isObject, readJsonc } from './jsonc';
 import { patternOf, sortPatterns, type PathPattern } from './pathPattern';
-import { joinRel, relativeTo } from './relPath';
+import { joinRel } from './relPath';
+import type { WorkspaceRoots } from './roots';
 
 export interface TsConfigPaths {
   /** Directory of the tsconfig/jsconfig; it governs the files below it. */
@@ -20,17 +21,17 @@ export interface RawTsOptions {
 }
 
 export async function readTsConfig(
-  absRoot: string,
+  roots: WorkspaceRoots,
   file: string,
   dir: string,
   cache: Map<string, Promise<RawTsOptions>>,
 ): Promise<TsConfigPaths> {
   const raw = await loadTsOptions(file, cache, new Set());
-  const baseUrl = raw.baseUrl ? relativeTo(absRoot, path.resolve(raw.baseUrl.configDir, raw.baseUrl.value)) : undefined;
+  const baseUrl = raw.baseUrl ? roots.relative(path.resolve(raw.baseUrl.configDir, raw.baseUrl.value)) : undefined;
   const patterns: PathPattern[] = [];
   if (raw.paths) {
     // Since TypeScript 4.1, paths without a baseUrl are relative to the config that declares them.
-    const base = baseUrl ?? relativeTo(absRoot, raw.paths.configDir);
+    const base = baseUrl ?? roots.relative(raw.paths.configDir);
     for (const [key, value] of Object.entries(raw.paths.value)) {
       const targets = Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
       patterns.push(

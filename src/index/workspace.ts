@@ -1,15 +1,22 @@
+import * as path from 'path';
 import { loadIndex, saveIndex, type LoadResult } from './persist';
 import { RepoIndex } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
-import { DEFAULT_MAX_FILE_BYTES, readSourceFile } from './readSource';
+import { DEFAULT_MAX_FILE_BYTES } from './readSource';
 import { checkText } from './decode';
 import { dirOf } from './relPath';
-import { scanWorkspace, type ScanOptions, type SkippedPath } from './scan';
-import type { SkipReason } from './skipReason';
+import { WorkspaceRoots, type IndexRoot } from './roots';
+import { scanWorkspace, type ScanOptions, type ScannedFile, type SkippedPath } from './scan';
+import { errorReason, type SkipReason } from './skipReason';
 import { INDEXED_EXTENSIONS } from './languages';
 import type { SourceParser } from './parser';
 
-export interface BuildOptions extends ScanOptions {
+/** Scanning every folder of `root` with the same rules, each against its own .gitignore files. */
+export interface IndexOptions extends Omit<ScanOptions, 'root'> {
+  root: IndexRoot;
+}
+
+export interface BuildOptions extends IndexOptions {
   /** Where the persisted index lives; none means no persistence. */
   cacheDir?: string;
   /** Ignore any persisted index and parse every file. */
@@ -48,8 +55,9 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
       : { ok: false, reason: 'disabled' };
   // Records as the build found them: one replaced meanwhile came from the editor (a newer buffer) and is kept.
   const seen = new Map(index.files);
-  const scan = await scanWorkspace({ extensions: INDEXED_EXTENSIONS, ...options });
-  const skipped = [...scan.skipped];
+  const roots = new WorkspaceRoots(options.root);
+  const scan = await scanFolders(roots, options);
+  const skipped = scan.skipped;
   const present = new Set(scan.files.map((f) => f.path));
   let removed = 0;
   for (const filePath of [...index.files.keys()]) {
@@ -66,7 +74,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     const file = stale[i];
     options.onProgress?.(i + 1, stale.length);
     if (index.files.get(file.path) !== seen.get(file.path)) continue;
-    const read = await readSourceFile(options.root, file.path, options.maxFileBytes);
+    const read = await roots.read(file.path, options.maxFileBytes);
     if ('skip' in read) {
       skipped.push({ path: file.path, reason: read.skip });
       index.remove(file.path);
@@ -91,11 +99,60 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   return { ...index.stats(), buildMs: performance.now() - started, parsed, removed, skipped, cache, saveError };
 }
 
+/**
+ * Scans each folder by its own rules, its files and skipped paths keyed as the index keys them. A file of a folder
+ * nested in another is the inner folder's only, as the editor's events name it; in a multi-root workspace a folder
+ * that cannot be read is skipped, the others indexed.
+ */
+async function scanFolders(
+  roots: WorkspaceRoots,
+  options: IndexOptions,
+): Promise<{ files: ScannedFile[]; skipped: SkippedPath[] }> {
+  const files: ScannedFile[] = [];
+  const skipped: SkippedPath[] = [];
+  for (const folder of roots.folders) {
+    let scan;
+    try {
+      scan = await scanWorkspace({ extensions: INDEXED_EXTENSIONS, ...options, root: folder.path });
+    } catch (error) {
+      if (!roots.multiple) throw error;
+      skipped.push({ path: roots.key(folder, ''), reason: errorReason(error) });
+      continue;
+    }
+    for (const file of scan.files) {
+      const key = roots.key(folder, file.path);
+      if (!roots.multiple || roots.keyOf(path.join(folder.path, file.path)) === key) files.push({ ...file, path: key });
+    }
+    for (const skip of scan.skipped) skipped.push({ ...skip, path: roots.key(folder, skip.path) });
+  }
+  return { files, skipped };
+}
+
+/** Each folder's own filter (rules, .gitignore files) on the path within it; a key in no folder is excluded. */
+function keyFilter(roots: WorkspaceRoots, options: IndexOptions): PathFilter {
+  const filters = new Map(roots.folders.map((folder) => [folder, createPathFilter(folder.path, options)]));
+  const judge =
+    (how: (filter: PathFilter, rel: string) => SkipReason | undefined) =>
+    (key: string): SkipReason | undefined => {
+      const at = roots.locate(key);
+      const filter = at && filters.get(at.folder);
+      return filter ? how(filter, at.rel) : 'excluded';
+    };
+  return Object.assign(
+    judge((filter, rel) => filter(rel)),
+    {
+      dir: judge((filter, rel) => filter.dir(rel)),
+      invalidate: () => filters.forEach((filter) => filter.invalidate()),
+    },
+  );
+}
+
 /** The configuration files the project layout is read from (projectLayout.ts): a change to one reloads it. */
 const LAYOUT_FILE = /(^|\/)(package\.json|go\.mod|Cargo\.toml|setup\.py|pyproject\.toml|[tj]sconfig(\.[^/]+)?\.json)$/;
 
 /** Keeps one file of a built index current after an editor change or a file event. */
 export class FileRefresher {
+  private readonly roots: WorkspaceRoots;
   private readonly filter: PathFilter;
   /** The layout reload in progress, and whether a configuration file changed since it began. */
   private reloading: Promise<void> | undefined;
@@ -103,9 +160,10 @@ export class FileRefresher {
 
   constructor(
     private readonly index: RepoIndex,
-    private readonly options: ScanOptions,
+    private readonly options: IndexOptions,
   ) {
-    this.filter = createPathFilter(options.root, { extensions: INDEXED_EXTENSIONS, ...options });
+    this.roots = new WorkspaceRoots(options.root);
+    this.filter = keyFilter(this.roots, { extensions: INDEXED_EXTENSIONS, ...options });
   }
 
   /**
@@ -124,7 +182,7 @@ export class FileRefresher {
     const maxBytes = this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     const read =
       text === undefined
-        ? await readSourceFile(this.options.root, relPath, maxBytes)
+        ? await this.roots.read(relPath, maxBytes)
         : text.length > maxBytes
           ? { skip: 'too-large' as const }
           : checkText(text);

@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import { DEFAULTS } from '../defaults';
-import { readSourceFile } from '../index/readSource';
 import { RepoIndex } from '../index/repoIndex';
+import { WorkspaceRoots } from '../index/roots';
 import { buildIndex, FileRefresher } from '../index/workspace';
 import { calibrate, type Calibration } from './calibration';
 import type { IndexReply, IndexRequest } from './indexClient';
@@ -54,7 +54,7 @@ let calibrated: Calibration | undefined;
 function startCalibration(target: RepoIndex): void {
   const controller = new AbortController();
   const read = async (file: string): Promise<string | undefined> => {
-    const source = await readSourceFile(target.root, file);
+    const source = await target.roots.read(file);
     return 'text' in source ? source.text : undefined;
   };
   const result = calibrate(target, read, { budget: DEFAULTS.contextBudget, signal: controller.signal }).then(
@@ -77,8 +77,12 @@ async function handle(request: IndexRequest): Promise<unknown> {
       calibrated = undefined;
       const controller = new AbortController();
       building = controller;
-      // A fresh build ("Reindex Repository") starts from an empty index, so that every file is parsed again.
-      if (!index || index.root !== request.options.root || request.options.fresh) {
+      // A fresh build ("Reindex Repository") starts from an empty index, so that every file is parsed again; a
+      // folder added or removed keeps the other folders' files when their paths stay (roots.ts).
+      const roots = new WorkspaceRoots(request.options.root);
+      if (index && !request.options.fresh && index.roots.keepsKeysOf(roots)) {
+        index.moveTo(roots);
+      } else {
         index?.dispose();
         index = new RepoIndex(request.options.root);
       }

@@ -89,7 +89,7 @@ describe('calibration', () => {
   it('samples the lines make-tasks makes cross tasks of, with the same novel identifiers', async function () {
     this.timeout(60_000);
     await withLibraryIndex(async (index, read) => {
-      const tasks = await makeTasks(index, index.root, { perKind: 1000 });
+      const tasks = await makeTasks(index, index.roots.folders[0].path, { perKind: 1000 });
       const cross = new Map(
         tasks
           .filter((t) => t.metadata.kind === 'cross')
