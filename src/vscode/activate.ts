@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { CompletionService } from '../engine/completionService';
+import { WorkspaceFolders } from './folders';
 import type { IndexStats } from '../index/repoIndex';
 import { IndexClient } from '../retrieval/indexClient';
 import { API_KEY_SECRET, offerFirstModel, registerCommands, type CommandHost } from './commands';
@@ -10,7 +11,7 @@ import type { RequestLedgerSnapshot } from './requestLedger';
 import { whenQuiet } from './quietStart';
 import { readSettings } from './settings';
 import { StatusBar } from './statusBar';
-import { watchWorkspace } from './watchWorkspace';
+import { watchWorkspace, type WorkspaceWatch } from './watchWorkspace';
 
 /**
  * What the soak (test/soak) cannot see from outside: the live index's size and the provider's calls. Exported only
@@ -34,7 +35,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): TestHooks | 
   const log = vscode.window.createOutputChannel('RepoGate', { log: true });
   const client = new IndexClient();
   const statusBar = new StatusBar();
-  const folder = vscode.workspace.workspaceFolders?.[0];
+  const folders = new WorkspaceFolders();
   let settings = readSettings();
   const notify = (message: string): void => {
     log.warn(message);
@@ -51,7 +52,7 @@ export function activateRepoGate(context: vscode.ExtensionContext): TestHooks | 
     });
   const engine = createEngineClient(log, render, notify, () => void models.load());
   const configureEngine = (): void => {
-    const retrieval = folder !== undefined && vscode.workspace.isTrusted;
+    const retrieval = folders.list.length > 0 && vscode.workspace.isTrusted;
     engine.retrieve = retrieval ? client.retrieve.bind(client) : undefined;
     engine.configure({
       gate: settings.gate,
@@ -69,13 +70,16 @@ export function activateRepoGate(context: vscode.ExtensionContext): TestHooks | 
   );
   const provider = new InlineProvider(
     service,
+    folders,
     () => settings,
     () => engine.state.kind === 'ready',
     log,
     render,
   );
   const models = new ModelLoader(context, engine, service, log, () => settings);
-  const indexer = new WorkspaceIndexer({ context, client, folder, log, settings: () => settings, notify, render });
+  const indexer = new WorkspaceIndexer({ context, client, folders, log, settings: () => settings, notify, render });
+  let watch: WorkspaceWatch | undefined;
+  const startWatching = (): void => void (watch ??= watchWorkspace(context, folders, client, log));
 
   const host: CommandHost = { context, log, service, engine, reindex: () => indexer.reindex(true) };
   context.subscriptions.push(
@@ -106,11 +110,18 @@ export function activateRepoGate(context: vscode.ExtensionContext): TestHooks | 
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       configureEngine();
-      if (folder) watchWorkspace(context, folder, client, log);
+      startWatching();
+      void indexer.reindex(false);
+    }),
+    // The index keeps the other folders' files: only an added folder's are parsed (src/index/roots.ts).
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      folders.refresh();
+      configureEngine();
+      watch?.sync();
       void indexer.reindex(false);
     }),
   );
-  if (folder && vscode.workspace.isTrusted) watchWorkspace(context, folder, client, log);
+  if (vscode.workspace.isTrusted) startWatching();
   render();
   startUp(indexer, models, host, () => engine.state.kind === 'no-model');
   return process.env[TEST_HOOKS_ENV] === '1'

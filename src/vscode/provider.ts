@@ -4,6 +4,7 @@ import type { CompletionService } from '../engine/completionService';
 import { isSecretPath } from '../index/secrets';
 import { RECENT_FILE_CHARS, RECENT_FILES } from '../retrieval/recent';
 import type { RecentFile } from '../retrieval/types';
+import type { WorkspaceFolders } from './folders';
 import { RequestLedger, type RequestOutcome } from './requestLedger';
 import type { RepoGateSettings } from './settings';
 
@@ -34,6 +35,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
 
   constructor(
     private readonly service: CompletionService,
+    private readonly folders: WorkspaceFolders,
     private readonly settings: () => RepoGateSettings,
     private readonly ready: () => boolean,
     private readonly log: vscode.LogOutputChannel,
@@ -134,15 +136,28 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
   ): CompletionRequest | undefined {
     const settings = this.settings();
     if (!settings.enabled || !this.ready() || !languageEnabled(settings, document.languageId)) return undefined;
-    const path = relativePath(document.uri);
     // A secret file's text never goes into a prompt, not even a local one.
-    if (isSecretPath(path, settings.secretGlobs)) return undefined;
+    if (isSecretPath(folderPath(document.uri), settings.secretGlobs)) return undefined;
     return {
-      path,
+      path: this.indexPath(document.uri),
       text: document.getText(),
       cursor: { line: position.line, character: position.character },
-      ...(recent && { recent: recentFiles(document, settings.secretGlobs) }),
+      ...(recent && { recent: this.recentFiles(document, settings.secretGlobs) }),
     };
+  }
+
+  /** What retrieval calls the file: its index path, or where it lies for a file in no folder. */
+  private indexPath(uri: vscode.Uri): string {
+    return this.folders.key(uri) ?? (uri.fsPath || uri.toString());
+  }
+
+  /** The other files open in editors, most recently visible first: retrieval's "recent" path. */
+  private recentFiles(current: vscode.TextDocument, secretGlobs: string[]): RecentFile[] {
+    return vscode.window.visibleTextEditors
+      .map((e) => e.document)
+      .filter((d) => d !== current && d.uri.scheme === 'file' && !isSecretPath(folderPath(d.uri), secretGlobs))
+      .slice(0, RECENT_FILES)
+      .map((d) => ({ path: this.indexPath(d.uri), text: d.getText().slice(0, RECENT_FILE_CHARS) }));
   }
 }
 
@@ -155,18 +170,10 @@ function languageEnabled(settings: RepoGateSettings, languageId: string): boolea
   return settings.enabledLanguages.includes('*') || settings.enabledLanguages.includes(languageId);
 }
 
-export function relativePath(uri: vscode.Uri): string {
+/** The path within its own folder, which the secret globs are relative to as the index's rules are (roots.ts). */
+function folderPath(uri: vscode.Uri): string {
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   return folder ? vscode.workspace.asRelativePath(uri, false).split('\\').join('/') : uri.fsPath || uri.toString();
-}
-
-/** The other files open in editors, most recently visible first: retrieval's "recent" path. */
-function recentFiles(current: vscode.TextDocument, secretGlobs: string[]): RecentFile[] {
-  return vscode.window.visibleTextEditors
-    .map((e) => e.document)
-    .filter((d) => d !== current && d.uri.scheme === 'file' && !isSecretPath(relativePath(d.uri), secretGlobs))
-    .slice(0, RECENT_FILES)
-    .map((d) => ({ path: relativePath(d.uri), text: d.getText().slice(0, RECENT_FILE_CHARS) }));
 }
 
 /** Resolves true after `ms`, false as soon as the token is cancelled. */

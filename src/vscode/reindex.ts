@@ -1,11 +1,14 @@
 /**
- * Indexing the workspace from the editor: a build at start, on *Reindex Repository* and after the index process
- * was lost, with progress, cancellation, the event loop's longest wait, and what the cache did, in the log.
+ * Indexing the workspace from the editor, every folder of it into the one index: a build at start, on *Reindex
+ * Repository*, when folders are added or removed, and after the index process was lost, with progress,
+ * cancellation, the event loop's longest wait, and what the cache did, in the log.
  */
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
 import type { BuildReport } from '../index/workspace';
 import type { IndexClient } from '../retrieval/indexClient';
+import type { RootFolder } from '../index/roots';
+import type { WorkspaceFolders } from './folders';
 import { MAX_RESTARTS, RESTART_WINDOW_MS } from './models';
 import { RestartBudget } from './restartBudget';
 import type { RepoGateSettings } from './settings';
@@ -16,7 +19,7 @@ const CACHE_ABSENT = ['no cache', 'disabled'];
 export interface IndexerHost {
   context: vscode.ExtensionContext;
   client: IndexClient;
-  folder: vscode.WorkspaceFolder | undefined;
+  folders: WorkspaceFolders;
   log: vscode.LogOutputChannel;
   settings: () => RepoGateSettings;
   /** A warning the user sees, with the same words in the log. */
@@ -28,8 +31,8 @@ export interface IndexerHost {
 export class WorkspaceIndexer {
   /** Files done of the build in progress, if one is. */
   indexing: { done: number; total: number } | undefined;
-  /** The last finished build's size. */
-  indexInfo: { files: number; symbols: number } | undefined;
+  /** The last finished build's size, over all its folders. */
+  indexInfo: { files: number; symbols: number; folders: number } | undefined;
   private cacheSaveWarned = false;
   private readonly restarts = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
 
@@ -40,8 +43,9 @@ export class WorkspaceIndexer {
 
   /** Builds the index (`fresh`: every file parsed again, as the command asks), when the workspace may be read. */
   async reindex(fresh: boolean): Promise<void> {
-    const { folder, log } = this.host;
-    if (!folder) {
+    const { log } = this.host;
+    const folders = this.host.folders.list;
+    if (!folders.length) {
       if (fresh) void vscode.window.showWarningMessage('RepoGate: open a folder to index it.');
       return;
     }
@@ -53,12 +57,12 @@ export class WorkspaceIndexer {
     }
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'RepoGate: indexing', cancellable: true },
-      (progress, token) => this.build(folder, fresh, progress, token),
+      (progress, token) => this.build(folders, fresh, progress, token),
     );
   }
 
   private async build(
-    folder: vscode.WorkspaceFolder,
+    folders: readonly RootFolder[],
     fresh: boolean,
     progress: vscode.Progress<{ message?: string; increment?: number }>,
     token: vscode.CancellationToken,
@@ -81,13 +85,13 @@ export class WorkspaceIndexer {
     try {
       const settings = this.host.settings();
       const report = await client.build({
-        root: folder.uri.fsPath,
+        root: folders,
         cacheDir: context.storageUri?.fsPath,
         fresh,
         excludeGlobs: settings.excludeGlobs,
         secretGlobs: settings.secretGlobs,
       });
-      this.built(report, delay.max / 1e6, fresh);
+      this.built(report, folders.length, delay.max / 1e6, fresh);
     } catch (error) {
       const message = (error as Error).message;
       if (message === 'cancelled') {
@@ -104,10 +108,11 @@ export class WorkspaceIndexer {
   }
 
   /** A finished build: its size and cost in the log, a discarded or unsaved cache said, the calibration logged. */
-  private built(report: BuildReport, maxDelayMs: number, fresh: boolean): void {
+  private built(report: BuildReport, folders: number, maxDelayMs: number, fresh: boolean): void {
     const { log, notify } = this.host;
-    this.indexInfo = { files: report.files, symbols: report.symbols };
-    const message = `indexed ${report.files} files, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
+    this.indexInfo = { files: report.files, symbols: report.symbols, folders };
+    const where = folders > 1 ? ` in ${folders} folders` : '';
+    const message = `indexed ${report.files} files${where}, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
     const cache = report.cache.ok ? 'loaded' : report.cache.reason;
     log.info(`${message}; event loop max delay ${maxDelayMs.toFixed(1)} ms; ${report.parsed} parsed; cache: ${cache}`);
     if (!report.cache.ok && !CACHE_ABSENT.includes(report.cache.reason))

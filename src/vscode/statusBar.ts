@@ -11,7 +11,7 @@ export interface StatusInputs {
   model: RemoteModelState;
   /** Files done and total while the index is being built. */
   indexing?: { done: number; total: number };
-  index?: { files: number; symbols: number };
+  index?: { files: number; symbols: number; folders: number };
   stats: StatsSnapshot;
   gate: string;
 }
@@ -110,7 +110,10 @@ export class StatusBar implements vscode.Disposable {
       rows.push(`model: ${describeModel(s.model.generator)}`);
       if (s.model.policyModel) rows.push(`policy model: ${describeModel(s.model.policyModel)}`);
     }
-    if (s.index) rows.push(`index: ${s.index.files} files, ${s.index.symbols} symbols`);
+    if (s.index) {
+      const where = s.index.folders > 1 ? ` in ${s.index.folders} folders` : '';
+      rows.push(`index: ${s.index.files} files${where}, ${s.index.symbols} symbols`);
+    }
     return rows.map((r) => `- ${r}`).join('\n');
   }
 
