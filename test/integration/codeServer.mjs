@@ -9,7 +9,9 @@
 // page reads it.
 // Usage: node test/integration/codeServer.mjs   (builds dist/ and out/ first)
 // Env: REPOGATE_E2E_CACHE (install cache, default .e2e-cache), REPOGATE_IT_TIMEOUT_S (whole run, default 1200),
-// CHROMIUM (default /usr/bin/chromium), REPOGATE_IT_EXTENSION (the extension folder to test, default the repository). Prints one line per test and `N passed, N failed`; exits 1 on failure.
+// CHROMIUM (default /usr/bin/chromium), REPOGATE_IT_EXTENSION (the extension folder to test, default the repository),
+// REPOGATE_IT_WORKSPACE (shop, the default, or multiroot: runTest.ts). Prints one line per test and
+// `N passed, N failed`; exits 1 on failure.
 import { execFileSync } from 'child_process';
 import { existsSync } from 'fs';
 import { createRequire } from 'module';
@@ -102,13 +104,14 @@ try {
     };
   });
   const remote = (file) => `vscode-remote://${host}${file}`;
+  const opens = folders.workspace.endsWith('.code-workspace') ? 'workspace' : 'folder';
   const payload = [
     ['extensionDevelopmentPath', remote(runner.extensionPath)],
     ['extensionTestsPath', remote(runner.suite)],
     ['skipWelcome', 'true'],
   ];
   await page.goto(
-    `http://${host}/?folder=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
+    `http://${host}/?${opens}=${encodeURIComponent(folders.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
     { timeout: PAGE_LOAD_MS },
   );
   say('workbench opened; the suite runs in the extension host');

@@ -1,7 +1,8 @@
 /**
  * Runs the integration suite (suite/*.test.ts) inside a real VS Code desktop build with @vscode/test-electron:
  * the extension under development from the repository root (dist/ built by esbuild), a temporary copy of
- * test/fixtures/repos/shop as the workspace, a fresh user-data folder whose settings point repogate.modelPath
+ * test/fixtures/repos/shop as the workspace (with REPOGATE_IT_WORKSPACE=multiroot: of test/fixtures/repos/multiroot,
+ * opened as its two-folder .code-workspace), a fresh user-data folder whose settings point repogate.modelPath
  * at the bundled tiny model and turn workspace trust off.
  *
  * VS Code comes from VSCODE_EXECUTABLE, or else test-electron downloads one (a connected machine). When that
@@ -21,7 +22,16 @@ import {
 } from '@vscode/test-electron';
 
 export const root = path.resolve(__dirname, '..', '..', '..');
-const fixture = path.join(root, 'test', 'fixtures', 'repos', 'shop');
+/**
+ * The workspaces a run can open: a folder, or a multi-root workspace file within the fixture. The multi-root one
+ * runs only its own suite (suite/index.ts).
+ */
+const WORKSPACES: Record<string, { fixture: string; open: string }> = {
+  shop: { fixture: 'shop', open: '' },
+  multiroot: { fixture: 'multiroot', open: 'multiroot.code-workspace' },
+};
+const workspaceName = process.env.REPOGATE_IT_WORKSPACE ?? 'shop';
+const fixtureOf = (name: string): string => path.join(root, 'test', 'fixtures', 'repos', name);
 const model = path.join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf');
 export const suite = path.join(__dirname, 'suite', 'index.js');
 /** The extension under test: this repository, or another build of it (e.g. a deliberately broken copy). */
@@ -145,7 +155,7 @@ async function vscodeExecutable(): Promise<string> {
 export interface RunFolders {
   /** Everything below; removed after a run that passed, kept (and printed) otherwise. */
   tmp: string;
-  /** A copy of test/fixtures/repos/shop, opened as the workspace. */
+  /** A copy of the fixture (test/fixtures/repos/shop), or the workspace file in it, opened as the workspace. */
   workspace: string;
   userData: string;
   extensions: string;
@@ -155,6 +165,8 @@ export interface RunFolders {
 
 /** Checks the build, copies the fixture workspace and writes the user settings into a fresh temporary folder. */
 export function prepareRun(): RunFolders {
+  const chosen = WORKSPACES[workspaceName];
+  if (!chosen) throw new Error(`REPOGATE_IT_WORKSPACE is ${workspaceName}, not one of ${Object.keys(WORKSPACES)}`);
   for (const [file, what] of [
     [path.join(extensionPath, 'dist', 'extension.js'), 'the extension bundle (node esbuild.mjs)'],
     [suite, 'the compiled suite (tsc -p .)'],
@@ -165,12 +177,12 @@ export function prepareRun(): RunFolders {
   const tmp = mkdtempSync(path.join(tmpdir(), 'repogate-it-'));
   const folders: RunFolders = {
     tmp,
-    workspace: path.join(tmp, 'shop'),
+    workspace: path.join(tmp, chosen.fixture, chosen.open),
     userData: path.join(tmp, 'user-data'),
     extensions: path.join(tmp, 'extensions'),
     resultFile: path.join(tmp, 'result.json'),
   };
-  cpSync(fixture, folders.workspace, { recursive: true });
+  cpSync(fixtureOf(chosen.fixture), path.join(tmp, chosen.fixture), { recursive: true });
   mkdirSync(folders.extensions, { recursive: true });
   const settings = JSON.stringify(userSettings(model), null, 2);
   // A desktop window reads machine-scoped settings (repogate.modelPath) from the user settings; a remote or
@@ -187,8 +199,11 @@ export function suiteEnv(folders: RunFolders): Record<string, string> {
   return {
     REPOGATE_IT_RESULT: folders.resultFile,
     REPOGATE_IT_MODEL: model,
-    REPOGATE_IT_FIXTURE: fixture,
+    REPOGATE_IT_FIXTURE: fixtureOf(WORKSPACES[workspaceName].fixture),
     REPOGATE_IT_USER_DATA: folders.userData,
+    REPOGATE_IT_WORKSPACE: workspaceName,
+    // The multi-root suite reads the index's size (activate.ts's TestHooks) to see folders added and dropped.
+    ...(workspaceName === 'multiroot' && { REPOGATE_TEST_HOOKS: '1' }),
   };
 }
 

@@ -16,12 +16,17 @@ interface TestOutcome {
   notes?: string[];
 }
 
+/** The suite of the multi-root workspace, which assumes its folders as the others assume the shop. */
+const MULTI_ROOT_SUITE = 'multiRoot.test.js';
+
 export function run(): Promise<void> {
   // REPOGATE_IT_GREP runs only the tests whose full titles match (e.g. "recovers from faults").
   const grep = process.env.REPOGATE_IT_GREP;
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 180_000, reporter: 'spec', ...(grep ? { grep } : {}) });
+  // The multi-root workspace (REPOGATE_IT_WORKSPACE=multiroot, ../runTest.ts) runs its own suite; the shop the others.
+  const multiRoot = process.env.REPOGATE_IT_WORKSPACE === 'multiroot';
   const files = readdirSync(__dirname)
-    .filter((name) => name.endsWith('.test.js'))
+    .filter((name) => name.endsWith('.test.js') && (name === MULTI_ROOT_SUITE) === multiRoot)
     .sort();
   for (const name of files) mocha.addFile(path.join(__dirname, name));
   const outcomes: TestOutcome[] = [];
