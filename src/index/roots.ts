@@ -1,6 +1,5 @@
 /**
- * The folders one index covers (docs/decisions-structure.md, "Every folder of a multi-root workspace in one
- * index"). A single folder's files are keyed by
+ * The folders one index covers (decision D28, docs/decisions.md). A single folder's files are keyed by
  * their path within it, as they always were; with several, by `<folder name>/<path>`, the way VS Code names them in
  * a multi-root workspace, so that two folders' src/index.ts stay two files and every path shown names its folder.
  */
