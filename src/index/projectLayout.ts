@@ -57,15 +57,13 @@ export async function loadProjectLayout(
     }
   }
 
-  const configDirs = [...dirs].filter((d) => !d.split('/').includes('node_modules'));
+  // The top of a multi-root workspace ('') is no folder on disk.
+  const configDirs = [...dirs].filter((d) => !d.split('/').includes('node_modules') && roots.absolute(d) !== undefined);
   // Shallow directories first, so that of two packages with one name the outer one wins.
   configDirs.sort((a, b) => depth(a) - depth(b) || comparePaths(a, b));
   const listings = await mapLimit(configDirs, READ_CONCURRENCY, async (dir) => {
-    const abs = roots.absolute(dir);
-    // The top of a multi-root workspace ('') is no folder on disk.
-    if (abs === undefined) return [];
     try {
-      return await fs.promises.readdir(abs);
+      return await fs.promises.readdir(roots.absolute(dir)!);
     } catch {
       return [];
     }
@@ -78,7 +76,7 @@ export async function loadProjectLayout(
   const tsCache = new Map<string, Promise<RawTsOptions>>();
   configDirs.forEach((dir, i) => {
     const names = new Set(listings[i]);
-    const abs = roots.absolute(dir) ?? '';
+    const abs = roots.absolute(dir)!;
     if (names.has('package.json')) packageJobs.push(readPackage(path.join(abs, 'package.json'), dir));
     const tsconfig = pickTsConfig(listings[i]);
     if (tsconfig) tsJobs.push(readTsConfig(roots, path.join(abs, tsconfig), dir, tsCache));
