@@ -3,7 +3,8 @@
  * `ledger`, each with its own src/index.ts. Run alone by the runner with REPOGATE_IT_WORKSPACE=multiroot
  * (../runTest.ts), which also sets REPOGATE_TEST_HOOKS so that the index's size can be read (activate.ts).
  * app's file imports `Ledger` from the package in the second folder: a completion there must retrieve its
- * definition, under a path that names the folder; a folder removed while running leaves the index, and comes back.
+ * definition, under a path that names the folder; an edit in the second folder reaches the index; a folder removed
+ * while running leaves the index, and comes back.
  */
 import * as assert from 'assert';
 import * as vscode from 'vscode';
@@ -89,6 +90,27 @@ describe('RepoGate in a multi-root workspace', function () {
     await expectGhostText(editor, FIRST_COMPLETION_MS, 'after `ledger.` in app/src/index.ts');
     const text = await explainUntil(/^gate: always: /m);
     assert.match(text, LEDGER_DEFINITION, 'no definition from ledger/src/index.ts was retrieved');
+  });
+
+  it("an edit in the second folder's file reaches the index (the watcher names it by its folder)", async () => {
+    const test = await hooks();
+    // Run alone (REPOGATE_IT_GREP), this test must not take the start-up build's progress for the edit's.
+    await indexedFiles(test, 2, 'the start-up build');
+    const before = (await test.indexStats()).symbols;
+    const ledger = vscode.workspace.workspaceFolders?.[1];
+    assert.ok(ledger);
+    const editor = await show(await vscode.workspace.openTextDocument(vscode.Uri.joinPath(ledger.uri, APP_FILE)));
+    const line = editor.document.getText().split('\n').indexOf('  balance(account: string): number {');
+    assert.ok(line > 0, 'unexpected ledger/src/index.ts fixture');
+    assert.ok(await editor.edit((edit) => edit.insert(new vscode.Position(line, 0), '  archive(): void {}\n\n')));
+    const deadline = Date.now() + REINDEX_MS;
+    let symbols = before;
+    while (symbols === before && Date.now() < deadline) {
+      await sleep(250);
+      symbols = (await test.indexStats()).symbols;
+    }
+    assert.ok(symbols > before, `the index still holds ${symbols} symbols after a method was added in ledger`);
+    await run('workbench.action.files.revert');
   });
 
   it('drops a folder removed while running from the index, and indexes it again when it is added back', async () => {
