@@ -87,15 +87,16 @@ function typeNamesIn(typeNode: Node, spec: LanguageSpec): string[] {
   return names;
 }
 
-function recordTyped(walk: Walk, node: Node, container: string | undefined): void {
+/** Records the written type of `node`'s name, or of `given` (the name of a declaration that has none of its own). */
+function recordTyped(walk: Walk, node: Node, container: string | undefined, given?: string): void {
   const typed = walk.spec.typed[node.type];
   if (!typed) return;
   const typeNode = node.childForFieldName(typed.typeField);
   if (!typeNode) return;
   // `self.settings: Settings = …` annotates the attribute, not `self`.
   const target = typed.nameField ? node.childForFieldName(typed.nameField) : null;
-  const name = target?.type === 'attribute' ? selfAttribute(target) : nameOf(node, typed.nameField);
-  if (!name) return;
+  const name = given ?? (target?.type === 'attribute' ? selfAttribute(target) : nameOf(node, typed.nameField));
+  if (!name || name === walk.spec.blankIdentifier) return;
   const typeNames = typeNamesIn(typeNode, walk.spec);
   if (typeNames.length) addType(walk, { name, typeNames, container, line: node.startPosition.row });
 }
@@ -247,8 +248,12 @@ function outlineOf(walk: Walk, outer: Node, body: Node, members: SymbolInfo[], e
 function visitDecl(walk: Walk, node: Node, outer: Node, container: string | undefined): SymbolInfo | undefined {
   const spec = walk.spec;
   const decl = spec.decls[node.type];
-  const name = nameOf(node, decl.nameField ?? 'name');
-  if (!name) return undefined;
+  const embeddedType = decl.embeddedField && !node.childForFieldName(decl.nameField ?? 'name');
+  // An embedded field is named by its type: `*pkg.Base` declares the field `Base`.
+  const name = embeddedType
+    ? typeNamesIn(node.childForFieldName(decl.embeddedField!)!, spec)[0]
+    : nameOf(node, decl.nameField ?? 'name');
+  if (!name || name === spec.blankIdentifier) return undefined;
   // Python's assignment names its value `right`.
   const value =
     decl.kind === 'variable' || decl.kind === 'field'
@@ -269,10 +274,14 @@ function visitDecl(walk: Walk, node: Node, outer: Node, container: string | unde
     signature: signatureOf(outer, kind === 'variable' || kind === 'field' || kind === 'type' ? null : body),
     exported: isExported(outer, spec, name),
   };
+  if (embeddedType) symbol.embedded = true;
   walk.symbols.push(symbol);
-  const header = node.childForFieldName('parameters');
-  if (header) scanForTypes(walk, header, container, 0);
-  recordTyped(walk, node, container);
+  // A Go method's receiver types the name its body uses for it (`func (app *App)` → app: App).
+  for (const field of ['receiver', 'parameters']) {
+    const header = node.childForFieldName(field);
+    if (header) scanForTypes(walk, header, container, 0);
+  }
+  recordTyped(walk, node, container, embeddedType ? name : undefined);
   if (value) recordConstruction(walk, node.childForFieldName(decl.nameField ?? 'name'), value, container);
 
   if (decl.container && body) {
@@ -375,7 +384,7 @@ export function extractFacts(filePath: string, spec: LanguageSpec, text: string,
   if (spec.receiverMethods) addReceiverMethods(walk);
   statementGroups(walk, root);
   if (walk.chunks.length === 0) walk.chunks.push(...lineWindows(filePath, text));
-  return {
+  const facts: FileFacts = {
     path: filePath,
     language: spec.id,
     symbols: walk.symbols,
@@ -384,6 +393,9 @@ export function extractFacts(filePath: string, spec: LanguageSpec, text: string,
     types: walk.types,
     hasErrors: root.hasError,
   };
+  const packageName = root.namedChildren.find((c) => c?.type === 'package_clause')?.firstNamedChild?.text;
+  if (packageName) facts.package = packageName;
+  return facts;
 }
 
 /** Facts for a file without a grammar: line windows only. */

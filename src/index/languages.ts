@@ -9,6 +9,8 @@ export interface DeclSpec {
   nameField?: string;
   /** Field holding the members when it is not `body` (Go `type X struct{…}` → `type`). */
   bodyField?: string;
+  /** Field whose type names a declaration that has no name of its own (Go's embedded `struct { Base }` → `type`). */
+  embeddedField?: string;
 }
 
 /** A node that declares something with a written type: `field: Type`, `param: Type`. */
@@ -43,6 +45,8 @@ export interface LanguageSpec {
   parameterProperties?: { nodes: string[]; modifiers: string[] };
   /** Methods are declared outside their type, with a receiver (Go): outlines list them from the file. */
   receiverMethods?: boolean;
+  /** A name that declares nothing (Go's blank identifier `_`): never a symbol or a typed name. */
+  blankIdentifier?: string;
 }
 
 const tsDecls: Record<string, DeclSpec> = {
@@ -169,7 +173,7 @@ const SPECS: LanguageSpec[] = [
       type_spec: { kind: 'type', container: true, bodyField: 'type' },
       method_spec: { kind: 'method' },
       method_elem: { kind: 'method' },
-      field_declaration: { kind: 'field' },
+      field_declaration: { kind: 'field', embeddedField: 'type' },
       var_spec: { kind: 'variable' },
       const_spec: { kind: 'variable' },
     },
@@ -191,6 +195,7 @@ const SPECS: LanguageSpec[] = [
     constructs: { composite_literal: 'type' },
     blockClose: '}',
     receiverMethods: true,
+    blankIdentifier: '_',
   },
   {
     id: 'rust',

@@ -4,7 +4,7 @@ import * as path from 'path';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 17;
+export const CACHE_VERSION = 18;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** Lines are written in batches of about this many characters: few writes, no whole-index string. */

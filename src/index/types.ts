@@ -20,6 +20,8 @@ export interface SymbolInfo {
   /** The declaration's first line(s), body excluded. */
   signature: string;
   exported: boolean;
+  /** A field declared by its type alone (Go's embedded struct): its type's members are the container's too. */
+  embedded?: boolean;
 }
 
 export type ChunkKind = 'function' | 'method' | 'outline' | 'statements' | 'window';
@@ -62,6 +64,8 @@ export interface FileFacts {
   chunks: Chunk[];
   imports: ImportBinding[];
   types: TypeAnnotation[];
+  /** Go's package clause: the files of a folder that share it are one scope. */
+  package?: string;
   /** True when the parse had error nodes; what parsed is still indexed. */
   hasErrors: boolean;
 }

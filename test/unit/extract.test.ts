@@ -204,6 +204,26 @@ describe('extract: other languages', () => {
     assert.deepStrictEqual(iface.symbols, ['Handler', 'Serve'], 'a type without receiver methods is left as it was');
   });
 
+  it('Go: the blank identifier declares nothing; an embedded field is named by its type; the package clause', async () => {
+    const f = await facts(
+      'web.go',
+      'package web\n\ntype Web struct {\n\t*core.Router\n\tDebug bool\n}\n\nvar _ Context = (*context)(nil)\n\nfunc handle(_ Context, n int) {}\n',
+    );
+    assert.ok(!f.symbols.some((s) => s.name === '_'), f.symbols.map((s) => s.name).join());
+    assert.ok(!f.types.some((t) => t.name === '_'), 'no type is recorded for it either');
+    assert.ok(!f.chunks.some((c) => c.symbols.includes('_')));
+    const router = f.symbols.find((s) => s.name === 'Router')!;
+    assert.deepStrictEqual([router.kind, router.container, router.embedded], ['field', 'Web', true]);
+    assert.ok(f.types.some((t) => t.name === 'Router' && t.container === 'Web' && t.typeNames.includes('Router')));
+    assert.strictEqual(f.symbols.find((s) => s.name === 'Debug')!.embedded, undefined);
+    assert.strictEqual(f.package, 'web');
+  });
+
+  it('Go: a method receiver types the name the body uses for it', async () => {
+    const f = await facts('app.go', 'package web\n\nfunc (app *App) Start() error {\n\treturn app.run()\n}\n');
+    assert.ok(f.types.some((t) => t.name === 'app' && t.typeNames.includes('App')));
+  });
+
   it('Rust impls, traits and use declarations', async () => {
     const f = await facts(
       'src/lib.rs',
