@@ -236,6 +236,11 @@ export class RepoIndex {
     return this.fileFrequency.get(name) ?? 0;
   }
 
+  /** The indexed files directly in folder `dir` (workspace-relative paths). */
+  filesIn(dir: string): string[] {
+    return [...(this.dirFiles.get(dir) ?? [])];
+  }
+
   facts(filePath: string): FileFacts | undefined {
     return this.files.get(filePath)?.facts;
   }
@@ -370,7 +375,7 @@ export class RepoIndex {
         ? resolveImport(
             this.layout,
             (p) => this.files.has(p),
-            (dir) => [...(this.dirFiles.get(dir) ?? [])],
+            (dir) => this.filesIn(dir),
             fromFile,
             specifier,
             language,

@@ -20,6 +20,8 @@ const SELF = new Set(['this', 'self', 'super']);
 const MAX_REEXPORT_HOPS = 4;
 /** Names that resolve to too many places are not definitions of anything in particular. */
 const MAX_GLOBAL_REFS = 4;
+/** Embedded types followed for a member (Go): a type embedding one that embeds another is as deep as code goes. */
+const MAX_EMBEDDING_DEPTH = 2;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
 const SECOND_HOP = 0.5;
 /** Definitions handed to fusion: about four times the snippets a 2,000-character budget holds, so packing chooses. */
@@ -81,6 +83,8 @@ export class DefinitionRetriever {
   private readonly resolved = new Map<string, SymbolRef[]>();
   /** Per file, the names it binds to whole modules and those modules (see `moduleBindings`). */
   private readonly moduleBound = new Map<string, Map<string, string[]>>();
+  /** Per Go file, the other files of its package (see `packageOf`). */
+  private readonly packages = new Map<string, FileFacts[]>();
 
   private constructor(
     private readonly index: RepoIndex,
@@ -188,7 +192,17 @@ export class DefinitionRetriever {
     let types: SymbolRef[] = this.typesOfHead(chain[0], enclosing);
     for (const ref of types) out.push([ref, `type of ${chain[0]}`, 0]);
     for (let i = 1; i < chain.length && types.length; i++) {
-      types = types.flatMap((owner) => this.memberTypes(owner, chain[i]));
+      const next: SymbolRef[] = [];
+      for (const owner of types) {
+        const found = this.findMember(owner, chain[i]);
+        if (!found) continue;
+        // A member the type's own outline does not list (a Go method of another file, an embedded type's) is
+        // offered itself.
+        if (found.symbol && !found.own)
+          out.push([{ path: found.path, symbol: found.symbol }, `${chain[i]}, member of ${owner.symbol.name}`, i]);
+        next.push(...this.typesOfMember(found));
+      }
+      types = next;
       for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
     // A namespace is offered as its module's outline (run's import loop), not as a few of its types.
@@ -248,18 +262,42 @@ export class DefinitionRetriever {
 
   /** The type of member `member` of the type `owner`: its declared field type or its method's return type. */
   private memberTypes(owner: SymbolRef, member: string): SymbolRef[] {
-    const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
-    if (!facts) return [];
-    const members = membersOf(facts);
-    const key = `${owner.symbol.name}\0${member}`;
-    const declared = members.types.get(key) ?? [];
-    if (declared.length) {
-      return declared.flatMap((t) =>
-        t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, owner.path)),
+    const found = this.findMember(owner, member);
+    return found ? this.typesOfMember(found) : [];
+  }
+
+  private typesOfMember({ path, types, symbol }: FoundMember): SymbolRef[] {
+    if (types.length) {
+      return types.flatMap((t) =>
+        t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, path)),
       );
     }
-    const symbol = members.symbols.get(key);
-    return symbol ? this.typesInSignature({ path: owner.path, symbol }, resultText(symbol.signature)) : [];
+    return symbol ? this.typesInSignature({ path, symbol }, resultText(symbol.signature)) : [];
+  }
+
+  /**
+   * Where member `member` of the type `owner` is declared: in the type's file, in another file of its Go package
+   * (a method is declared in any of them), or in a type it embeds (Go promotes the embedded type's members).
+   */
+  private findMember(owner: SymbolRef, member: string, depth = 0): FoundMember | undefined {
+    const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
+    if (!facts) return undefined;
+    const key = `${owner.symbol.name}\0${member}`;
+    for (const file of [facts, ...this.packageOf(owner.path, facts)]) {
+      const members = membersOf(file);
+      const types = members.types.get(key) ?? [];
+      const symbol = members.symbols.get(key);
+      if (types.length || symbol) return { path: file.path, types, symbol, own: depth === 0 && file === facts };
+    }
+    if (depth >= MAX_EMBEDDING_DEPTH) return undefined;
+    for (const field of facts.symbols) {
+      if (!field.embedded || field.container !== owner.symbol.name) continue;
+      for (const embedded of this.resolveName(field.name, owner.path)) {
+        const found = this.findMember(embedded, member, depth + 1);
+        if (found) return { ...found, own: false };
+      }
+    }
+    return undefined;
   }
 
   private typesInSignature(ref: SymbolRef, text: string): SymbolRef[] {
@@ -313,20 +351,41 @@ export class DefinitionRetriever {
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
     // the file that merely shares a name with some top-level symbol elsewhere.
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
+    // Go: a declaration in another file of the package is the name's, however many packages declare it too.
+    const inPackage = this.packageOf(fromPath, fromFacts).flatMap((file) =>
+      topLevel(file, name).map((symbol) => ({ path: file.path, symbol })),
+    );
+    if (inPackage.length) return inPackage;
     // Past MAX_GLOBAL_REFS the name means nothing in particular: a common name's long list is not read to its end.
     const global: SymbolRef[] = [];
     for (const r of this.index.topLevelSymbols(name)) {
       if (r.path === this.facts.path) continue;
-      if (!(r.symbol.exported || r.path.endsWith('.d.ts') || this.samePackage(r.path))) continue;
+      if (!(r.symbol.exported || r.path.endsWith('.d.ts'))) continue;
       global.push(r);
       if (global.length > MAX_GLOBAL_REFS) return [];
     }
     return global;
   }
 
-  /** Go: files of the current file's folder are one package, whose unexported names need no import. */
-  private samePackage(file: string): boolean {
-    return this.facts.language === 'go' && dirOf(file) === dirOf(this.facts.path);
+  /**
+   * Go: the other files of `file`'s package, those of its folder under the same package clause (unknown for a file
+   * not indexed yet: then the folder decides); they share one scope without an import. A `_test.go` file is seen
+   * from test files only: only `go test` compiles it.
+   */
+  private packageOf(file: string, facts: FileFacts): FileFacts[] {
+    if (facts.language !== 'go') return [];
+    let files = this.packages.get(file);
+    if (!files) {
+      const fromTest = file.endsWith('_test.go');
+      files = this.index.filesIn(dirOf(file)).flatMap((path) => {
+        const other = path === file || (!fromTest && path.endsWith('_test.go')) ? undefined : this.index.facts(path);
+        return other?.language === 'go' && (facts.package === undefined || other.package === facts.package)
+          ? [other]
+          : [];
+      });
+      this.packages.set(file, files);
+    }
+    return files;
   }
 
   /**
@@ -457,6 +516,14 @@ export class DefinitionRetriever {
     this.hits.set(chunk.id, hit);
     return hit;
   }
+}
+
+/** Where a member of a type is declared, with its written types; `own` when the type's own outline lists it. */
+interface FoundMember {
+  path: string;
+  types: TypeAnnotation[];
+  symbol?: SymbolInfo;
+  own: boolean;
 }
 
 /** Where export chains from `file\0name` end (null: nowhere), and per file and name the chains that looked it up. */

@@ -1,4 +1,6 @@
 import * as assert from 'assert';
+import { readFileSync } from 'fs';
+import * as path from 'path';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { baseName } from '../../src/index/relPath';
 import { seededRandom } from '../../src/index/seededRandom';
@@ -9,7 +11,7 @@ import { formQuery } from '../../src/retrieval/query';
 import { retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
 import { renderCommentBlocks, REPOFORMER_HEADER } from '../../src/retrieval/verbalize';
-import { SHOP, tempDir, writeFiles } from '../helpers/fixtures';
+import { FIXTURES, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
 
 let index: RepoIndex;
 before(async () => {
@@ -230,6 +232,68 @@ describe('retrieval', () => {
         assert.ok(paths.indexOf('constants.go') < paths.indexOf('app.go') || !paths.includes('app.go'), paths.join());
       },
     );
+  });
+
+  describe('Go package scope (fixture goweb: package web, its middleware and five contrib packages)', () => {
+    const GOWEB = path.join(FIXTURES, 'repos', 'goweb');
+    const LOGGER = readFileSync(path.join(GOWEB, 'middleware', 'logger.go'), 'utf8');
+    let web: RepoIndex;
+    before(async () => {
+      web = new RepoIndex(GOWEB);
+      await buildIndex(web, { root: GOWEB });
+    });
+    after(() => web.dispose());
+
+    const at = (text: string, line: number, retrievers?: ('definition' | 'lexical')[]) =>
+      retrieve(web, { path: 'middleware/logger.go', text, cursor: { line, character: 0 }, retrievers }).snippets;
+    const show = (snippets: Snippet[]) => snippets.map((s) => `${s.path}: ${s.why}`).join('\n');
+
+    it('resolves a name to its declaration in another file of the package, however many packages declare it', () => {
+      // Row 11 is `config.Skipper = DefaultSkipper`; the five contrib packages declare DefaultSkipper too.
+      const snippets = at(LOGGER, 12, ['definition']);
+      const found = snippets.filter((s) => s.text.includes('func DefaultSkipper'));
+      assert.deepStrictEqual(
+        found.map((s) => s.path),
+        ['middleware/middleware.go'],
+        // Not the other packages' namesakes, nor gen.go's (`package main`: another package in the same folder).
+        show(snippets),
+      );
+      // A `_test.go` file of the package is compiled for tests only: product code does not see its names.
+      const viaTest = at(LOGGER.replace('DefaultSkipper', 'skipAll'), 12, ['definition']);
+      assert.ok(!viaTest.some((s) => s.path === 'middleware/logger_test.go'), show(viaTest));
+    });
+
+    it('never offers a definition of the blank identifier', () => {
+      const text =
+        'package web\n\nfunc count(routes []string) int {\n\tn := 0\n\tfor _, r := range routes {\n\t\t_ = r\n\t\t\n';
+      const snippets = retrieve(web, {
+        path: 'count.go',
+        text,
+        cursor: { line: 6, character: 2 },
+        retrievers: ['definition'],
+      }).snippets;
+      assert.ok(!snippets.some((s) => s.text.includes('var _ Context')), show(snippets));
+    });
+
+    it('finds a method declared in another file of the package, and one promoted from an embedded struct', () => {
+      const text = readFileSync(path.join(GOWEB, 'middleware', 'mount.go'), 'utf8');
+      const snippets = retrieve(web, {
+        path: 'middleware/mount.go',
+        text,
+        cursor: { line: 7, character: 0 },
+        retrievers: ['definition'],
+      }).snippets;
+      // Router is declared in router.go, its methods Find and Routes in routes.go; Web embeds Router.
+      const routes = snippets.filter((s) => s.path === 'routes.go').map((s) => s.text);
+      assert.ok(
+        routes.some((t) => t.includes('Find(method, path string) HandlerFunc')),
+        show(snippets),
+      );
+      assert.ok(
+        routes.some((t) => t.includes('Routes() []string')),
+        show(snippets),
+      );
+    });
   });
 
   it('shows what followed the code most similar to the lines before the cursor', async () => {
