@@ -124,10 +124,13 @@ export class DefinitionRetriever {
             query.anchors.filter((a) => a.chain.length === 2 && a.chain[0] === name).map((a) => a.name),
           );
           const header = importLine(this.facts.language, binding.specifier, name, binding.imported[i]);
-          for (const target of modules) {
-            const declares = modules.length === 1 || this.index.facts(target)?.symbols.some((s) => used.has(s.name));
-            this.offerModule(target, header, declares ? weight : IMPORT_WEIGHT);
-          }
+          const declaring = modules.filter(
+            (target) => modules.length === 1 || this.index.facts(target)?.symbols.some((s) => used.has(s.name)),
+          );
+          // The import floor is the package's, shared by its other files: being imported, a package of twenty files
+          // earns no more than a one-file module does, and its outlines do not crowd out the names the line uses.
+          const floor = IMPORT_WEIGHT / Math.max(1, modules.length - declaring.length);
+          for (const target of modules) this.offerModule(target, header, declaring.includes(target) ? weight : floor);
         } else {
           for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
         }

@@ -294,6 +294,24 @@ describe('retrieval', () => {
         show(snippets),
       );
     });
+
+    it("packs a same-package definition the code names before outlines of the imported package's other files", () => {
+      // Row 21, ten lines below the use of DefaultSkipper; web.MiddlewareFunc, HandlerFunc and Context are used
+      // nearby (web.go, context.go), the other files of package web declare nothing the code names.
+      const snippets = at(LOGGER, 21);
+      const definition = snippets.findIndex(
+        (s) => s.path === 'middleware/middleware.go' && s.text.includes('func DefaultSkipper'),
+      );
+      assert.ok(definition >= 0, show(snippets));
+      const unused = ['binder.go', 'errors.go', 'response.go', 'router.go'];
+      const outlines = snippets
+        .map((s, i) => ({ s, i }))
+        .filter(({ s }) => unused.includes(s.path) && s.why.startsWith('exports of a namespace import'));
+      assert.ok(
+        outlines.every(({ i }) => i > definition),
+        show(snippets),
+      );
+    });
   });
 
   it('shows what followed the code most similar to the lines before the cursor', async () => {
