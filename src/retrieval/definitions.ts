@@ -91,7 +91,7 @@ export class DefinitionRetriever {
     private readonly facts: FileFacts,
     text: string,
   ) {
-    this.local = scanLocalDeclarations(text);
+    this.local = scanLocalDeclarations(text, facts.language === 'go');
   }
 
   static retrieve(index: RepoIndex, facts: FileFacts, text: string, query: RetrievalQuery): DefinitionHit[] {
@@ -247,8 +247,14 @@ export class DefinitionRetriever {
       // `const x = a.b.c(...)`: x has the return type of the call.
       if (callee !== head) {
         const links = callee.split('.');
-        let types = links.length > 1 ? this.typesOfHead(links[0], enclosing, depth + 1) : this.functionResult(links[0]);
-        for (let i = 1; i < links.length && types.length; i++)
+        const modules = links.length > 1 ? this.moduleBindings(this.facts.path).get(links[0]) : undefined;
+        // `pkg.New()`, `ns.create()`: the result of the function the module exports.
+        let types = modules
+          ? modules.flatMap((m) => this.exportedFrom(m, links[1], 0)).flatMap((ref) => this.resultTypes(ref))
+          : links.length > 1
+            ? this.typesOfHead(links[0], enclosing, depth + 1)
+            : this.functionResult(links[0]);
+        for (let i = modules ? 2 : 1; i < links.length && types.length; i++)
           types = types.flatMap((owner) => this.memberTypes(owner, links[i]));
         refs.push(...types);
       }
@@ -258,9 +264,12 @@ export class DefinitionRetriever {
 
   /** The result type of a function imported into this file (`const x = makeThing()`). */
   private functionResult(name: string): SymbolRef[] {
-    return this.resolveName(name, this.facts.path).flatMap((ref) =>
-      this.typesInSignature(ref, resultText(ref.symbol.signature)),
-    );
+    return this.resolveName(name, this.facts.path).flatMap((ref) => this.resultTypes(ref));
+  }
+
+  /** The types a function's or method's signature states as its result. */
+  private resultTypes(ref: SymbolRef): SymbolRef[] {
+    return this.typesInSignature(ref, resultText(ref.symbol.signature, ref.path.endsWith('.go')));
   }
 
   /** The type of member `member` of the type `owner`: its declared field type or its method's return type. */
@@ -275,7 +284,7 @@ export class DefinitionRetriever {
         t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)).flatMap((n) => this.resolveName(n, path)),
       );
     }
-    return symbol ? this.typesInSignature({ path, symbol }, resultText(symbol.signature)) : [];
+    return symbol ? this.resultTypes({ path, symbol }) : [];
   }
 
   /**
@@ -762,24 +771,47 @@ const LOCAL_TYPE =
 const LOCAL_CALL = /(?:^|[^\w$#])(?=(#?[A-Za-z_$][\w$]*))\1\s*=\s*(?:await\s+)?([A-Za-z_$][\w$.]*)(?=\s*[(<])/g;
 const LOCAL_DECLARATION = /\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)|[(,]\s*([A-Za-z_$][\w$]*)\s*[:,)=]/g;
 
-/** One pass of each pattern over the file, instead of one per identifier. */
-function scanLocalDeclarations(text: string): LocalDeclarations {
+/** Go: `x := &pkg.T{`, `x := T{` (a composite literal, of any type's case) and `var x *pkg.T`. */
+const GO_LOCAL_TYPE =
+  /(?:^|[^\w])(?=([A-Za-z_]\w*))\1\s*:=\s*&?(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*\{|\bvar\s+([A-Za-z_]\w*)\s+\*?(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)/g;
+/** Go: `x := f(`, `x, err := pkg.New(` (the first name has the call's first result). */
+const GO_LOCAL_CALL = /(?:^|[^\w])(?=([A-Za-z_]\w*))\1(?:\s*,\s*[A-Za-z_]\w*)*\s*:?=\s*([A-Za-z_][\w.]*)(?=\s*\()/g;
+
+/** One pass of each pattern over the file, instead of one per identifier (Go's own patterns in Go). */
+function scanLocalDeclarations(text: string, go: boolean): LocalDeclarations {
   const types = new Map<string, string[]>();
-  for (const [, name, typeName] of text.matchAll(LOCAL_TYPE)) {
+  const addType = (name: string, typeName: string): void => {
     const known = types.get(name);
     if (!known) types.set(name, [typeName]);
     else if (!known.includes(typeName)) known.push(typeName);
-  }
+  };
+  for (const [, name, typeName] of text.matchAll(LOCAL_TYPE)) addType(name, typeName);
+  if (go) for (const m of text.matchAll(GO_LOCAL_TYPE)) addType(m[1] ?? m[3], m[2] ?? m[4]);
   const calls = new Map<string, string>();
-  for (const [, name, callee] of text.matchAll(LOCAL_CALL)) if (!calls.has(name)) calls.set(name, callee);
+  for (const [, name, callee] of text.matchAll(go ? GO_LOCAL_CALL : LOCAL_CALL))
+    if (!calls.has(name)) calls.set(name, callee);
   const declared = new Set<string>();
   for (const m of text.matchAll(LOCAL_DECLARATION)) declared.add(m[1] ?? m[2]);
   return { types, calls, declared };
 }
 
-/** The part of a signature that states a result: after the parameters' closing parenthesis, or after `:`. */
-function resultText(signature: string): string {
+/**
+ * The part of a signature that states a result: after the parameters' closing parenthesis, or after `:`. Go writes
+ * it after the parameters without a marker: `func (r *R) Find(p string) (*Route, error)`.
+ */
+function resultText(signature: string, go: boolean): string {
+  if (go) return afterGroups(signature, /^func\s*\(/.test(signature) ? 2 : 1);
   const close = signature.lastIndexOf(')');
   const tail = close >= 0 ? signature.slice(close + 1) : signature.slice(signature.indexOf(':') + 1);
   return /[:>]/.test(tail) ? tail : '';
+}
+
+/** The text after the first `groups` top-level parenthesized groups (a Go receiver, the parameters). */
+function afterGroups(text: string, groups: number): string {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')' && --depth === 0 && --groups === 0) return text.slice(i + 1);
+  }
+  return '';
 }

@@ -8,7 +8,8 @@ import { buildIndex } from '../../src/index/workspace';
 import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
 import { linesBetween } from '../../src/index/cursor';
 import { formQuery } from '../../src/retrieval/query';
-import { retrieve } from '../../src/retrieval/retrieve';
+import { DefinitionRetriever } from '../../src/retrieval/definitions';
+import { retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
 import { renderCommentBlocks, REPOFORMER_HEADER } from '../../src/retrieval/verbalize';
 import { FIXTURES, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
@@ -293,6 +294,29 @@ describe('retrieval', () => {
         routes.some((t) => t.includes('Routes() []string')),
         show(snippets),
       );
+    });
+
+    it('types Go locals by `:=` of a composite literal or a package function, `var`, and a method by its result', () => {
+      const text = readFileSync(path.join(GOWEB, 'middleware', 'serve.go'), 'utf8');
+      const { facts, query } = retrievalContext(web, {
+        path: 'middleware/serve.go',
+        text,
+        cursor: { line: 11, character: 0 },
+      });
+      const hits = DefinitionRetriever.retrieve(web, facts, text, query);
+      const why = hits.map((h) => `${h.chunk.path}: ${h.why}`).join('\n');
+      // w := web.New() (New returns *Web); resp := &web.Response{}; var binder web.DefaultBinder. w.Find is
+      // Router's, promoted through the embedded struct; its result, written without a marker, is HandlerFunc.
+      for (const [file, reason] of [
+        ['web.go', 'type of w'],
+        ['response.go', 'type of resp'],
+        ['binder.go', 'type of binder'],
+        ['web.go', 'type of w.Find'],
+      ])
+        assert.ok(
+          hits.some((h) => h.chunk.path === file && h.why === reason),
+          `${file}: ${reason}\n${why}`,
+        );
     });
 
     it("packs a same-package definition the code names before outlines of the imported package's other files", () => {
