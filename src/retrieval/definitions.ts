@@ -20,6 +20,7 @@ const SELF = new Set(['this', 'self', 'super']);
 const MAX_REEXPORT_HOPS = 4;
 /** Names that resolve to too many places are not definitions of anything in particular. */
 const MAX_GLOBAL_REFS = 4;
+const NO_FILES: ReadonlySet<string> = new Set();
 /** Embedded types followed for a member (Go): a type embedding one that embeds another is as deep as code goes. */
 const MAX_EMBEDDING_DEPTH = 2;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
@@ -83,8 +84,8 @@ export class DefinitionRetriever {
   private readonly resolved = new Map<string, SymbolRef[]>();
   /** Per file, the names it binds to whole modules and those modules (see `moduleBindings`). */
   private readonly moduleBound = new Map<string, Map<string, string[]>>();
-  /** Per Go file, the other files of its package (see `packageOf`). */
-  private readonly packages = new Map<string, FileFacts[]>();
+  /** Per Go folder, package clause and test-ness, the paths of the package's files (see `packageOf`). */
+  private readonly packages = new Map<string, ReadonlySet<string>>();
 
   private constructor(
     private readonly index: RepoIndex,
@@ -295,16 +296,21 @@ export class DefinitionRetriever {
     const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
     if (!facts) return undefined;
     const key = `${owner.symbol.name}\0${member}`;
-    for (const file of [facts, ...this.packageOf(owner.path, facts)]) {
-      const members = membersOf(file);
-      const types = members.types.get(key) ?? [];
-      const symbol = members.symbols.get(key);
-      if (types.length || symbol) return { path: file.path, types, symbol, own: depth === 0 && file === facts };
-    }
+    const members = membersOf(facts);
+    const types = members.types.get(key) ?? [];
+    const symbol = members.symbols.get(key);
+    if (types.length || symbol) return { path: owner.path, types, symbol, own: depth === 0 };
+    // Found through the symbol table, not file by file: a package may have a hundred files.
+    const pkg = this.packageOf(owner.path, facts);
+    const method = pkg.size
+      ? this.index
+          .symbols(member)
+          .find((r) => r.symbol.container === owner.symbol.name && r.path !== owner.path && pkg.has(r.path))
+      : undefined;
+    if (method) return { path: method.path, types: [], symbol: method.symbol, own: false };
     if (depth >= MAX_EMBEDDING_DEPTH) return undefined;
-    for (const field of facts.symbols) {
-      if (!field.embedded || field.container !== owner.symbol.name) continue;
-      for (const embedded of this.resolveName(field.name, owner.path)) {
+    for (const field of members.embedded.get(owner.symbol.name) ?? []) {
+      for (const embedded of this.resolveName(field, owner.path)) {
         const found = this.findMember(embedded, member, depth + 1);
         if (found) return { ...found, own: false };
       }
@@ -364,9 +370,10 @@ export class DefinitionRetriever {
     // the file that merely shares a name with some top-level symbol elsewhere.
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
     // Go: a declaration in another file of the package is the name's, however many packages declare it too.
-    const inPackage = this.packageOf(fromPath, fromFacts).flatMap((file) =>
-      topLevel(file, name).map((symbol) => ({ path: file.path, symbol })),
-    );
+    const pkg = this.packageOf(fromPath, fromFacts);
+    const inPackage = pkg.size
+      ? this.index.topLevelSymbols(name).filter((r) => r.path !== fromPath && pkg.has(r.path))
+      : [];
     if (inPackage.length) return inPackage;
     // Past MAX_GLOBAL_REFS the name means nothing in particular: a common name's long list is not read to its end.
     const global: SymbolRef[] = [];
@@ -384,18 +391,19 @@ export class DefinitionRetriever {
    * not indexed yet: then the folder decides); they share one scope without an import. A `_test.go` file is seen
    * from test files only: only `go test` compiles it.
    */
-  private packageOf(file: string, facts: FileFacts): FileFacts[] {
-    if (facts.language !== 'go') return [];
-    let files = this.packages.get(file);
+  private packageOf(file: string, facts: FileFacts): ReadonlySet<string> {
+    if (facts.language !== 'go') return NO_FILES;
+    const fromTest = file.endsWith('_test.go');
+    const key = `${dirOf(file)}\0${facts.package ?? ''}\0${fromTest}`;
+    let files = this.packages.get(key);
     if (!files) {
-      const fromTest = file.endsWith('_test.go');
-      files = this.index.filesIn(dirOf(file)).flatMap((path) => {
-        const other = path === file || (!fromTest && path.endsWith('_test.go')) ? undefined : this.index.facts(path);
-        return other?.language === 'go' && (facts.package === undefined || other.package === facts.package)
-          ? [other]
-          : [];
-      });
-      this.packages.set(file, files);
+      files = new Set(
+        this.index.filesIn(dirOf(file)).filter((path) => {
+          const other = fromTest || !path.endsWith('_test.go') ? this.index.facts(path) : undefined;
+          return other?.language === 'go' && (facts.package === undefined || other.package === facts.package);
+        }),
+      );
+      this.packages.set(key, files);
     }
     return files;
   }
@@ -703,6 +711,8 @@ interface MembersByName {
   types: Map<string, TypeAnnotation[]>;
   /** The first symbol declared under each `container\0name`. */
   symbols: Map<string, SymbolInfo>;
+  /** The embedded fields of each container (Go), by name. */
+  embedded: Map<string, string[]>;
 }
 
 /** Per file's facts (replaced whenever the file changes), its members by container and name. */
@@ -711,7 +721,7 @@ const membersByName = new WeakMap<FileFacts, MembersByName>();
 function membersOf(facts: FileFacts): MembersByName {
   let members = membersByName.get(facts);
   if (!members) {
-    members = { types: new Map(), symbols: new Map() };
+    members = { types: new Map(), symbols: new Map(), embedded: new Map() };
     for (const t of facts.types) {
       if (t.container === undefined) continue;
       const key = `${t.container}\0${t.name}`;
@@ -722,6 +732,8 @@ function membersOf(facts: FileFacts): MembersByName {
     for (const symbol of facts.symbols) {
       const key = `${symbol.container}\0${symbol.name}`;
       if (symbol.container !== undefined && !members.symbols.has(key)) members.symbols.set(key, symbol);
+      if (symbol.embedded && symbol.container !== undefined)
+        members.embedded.set(symbol.container, [...(members.embedded.get(symbol.container) ?? []), symbol.name]);
     }
     membersByName.set(facts, members);
   }
