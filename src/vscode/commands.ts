@@ -7,6 +7,7 @@ import type { EngineClient } from '../engine/engineClient';
 import { GATE_POLICIES } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL, bundledModelPath } from '../model/bundledModel';
 import { downloadModel, RECOMMENDED_MODELS, type DownloadProgress } from '../model/download';
+import { listOllamaModels } from '../model/remote/ollama';
 import { fetchAndConvert, REPOFORMER_SIZES, type RepoformerSize } from '../convert/hubCheckpoint';
 
 export interface CommandHost {
@@ -55,6 +56,7 @@ async function selectModel(host: CommandHost): Promise<void> {
   const recent = host.context.globalState.get<string[]>(RECENT_MODELS_KEY, []);
   const current = config().get<string>('modelPath', DEFAULTS.modelPath);
   const picks: Pick[] = [
+    ...(config().get<string>('engine') === 'ollama' ? await ollamaPicks(host) : []),
     {
       label: '$(folder-opened) Browse for a GGUF file…',
       run: async () => {
@@ -79,6 +81,26 @@ async function selectModel(host: CommandHost): Promise<void> {
     placeHolder: 'A fill-in-the-middle GGUF code model',
   });
   await picked?.run();
+}
+
+/** With the Ollama engine: its pulled models, one pick each (sets repogate.serverModel), or why there are none. */
+async function ollamaPicks(host: CommandHost): Promise<(vscode.QuickPickItem & { run(): Promise<void> })[]> {
+  const url = config().get<string>('serverUrl', DEFAULTS.serverUrl);
+  const current = config().get<string>('serverModel', DEFAULTS.serverModel);
+  try {
+    const names = await listOllamaModels(url);
+    return names.map((name) => ({
+      label: `$(server) ${name}`,
+      description: name === current ? 'Ollama (current)' : 'Ollama',
+      run: async () => {
+        await config().update('serverModel', name, vscode.ConfigurationTarget.Global);
+        host.log.info(`Ollama model: ${name}`);
+      },
+    }));
+  } catch (error) {
+    const e = error as Error & { hint?: string };
+    return [{ label: `$(warning) Ollama: ${e.message}`, detail: e.hint, run: async () => undefined }];
+  }
 }
 
 function formatProgress(p: DownloadProgress): string {

@@ -180,6 +180,14 @@ export class Ollama implements ServerProtocol {
   }
 }
 
+/** How long the editor's model picker waits for Ollama's list. */
+const LIST_TIMEOUT_MS = 3000;
+
+/** The models pulled on the Ollama at `url` (for the editor's model picker); throws Ollama's own errors. */
+export function listOllamaModels(url: string): Promise<string[]> {
+  return pulledModels(new HttpClient({ url, timeoutMs: LIST_TIMEOUT_MS }));
+}
+
 async function pulledModels(http: HttpClient, signal?: AbortSignal): Promise<string[]> {
   const tags = await call(http, () => http.getJson('/api/tags', signal));
   expectShape(isRecord(tags) && Array.isArray(tags.models), `${http.url}/api/tags`, 'a model list');
