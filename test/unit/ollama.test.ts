@@ -9,29 +9,17 @@ import { mkdtemp, rm } from 'fs/promises';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { CodeModel } from '../../src/model/codeModel';
-import type { PromptPiece } from '../../src/model/families';
 import { RemoteModel, type ServerOptions } from '../../src/model/remote/remoteModel';
 import { probabilityOf } from '../../src/model/tokenModel';
 import { startFakeOllama, type FakeOllama } from '../helpers/fakeOllama';
 import { rewriteGguf } from '../helpers/ggufWrite';
 import { freePort } from '../helpers/llamaServer';
+import { gatePieces, LEFT, RIGHT } from '../helpers/remotePrompts';
 import { TINY_MODEL } from '../helpers/tinyModel';
 
-const LEFT =
-  `import { UserRepo } from './repo';\n\nexport class UserService {\n` +
-  `  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
-const RIGHT = `\n    return user;\n  }\n}\n`;
 /** The issue's bound for P(<cc>) read over another path than the local engine's. */
 const PROBABILITY_TOLERANCE = 1e-3;
 const TINY = 'repogate-tiny:latest';
-
-const gatePieces = (left: string, right: string): PromptPiece[] => [
-  { special: 'fimPrefix' },
-  { text: left },
-  { special: 'fimSuffix' },
-  { text: right },
-  { special: 'eof' },
-];
 
 describe('ollama engine on a fake Ollama (its documented wire format; the real tiny model behind it)', function () {
   this.timeout(120_000);

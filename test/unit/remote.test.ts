@@ -5,35 +5,17 @@
  * over both llama-server's /completion and its OpenAI-compatible /v1/completions.
  */
 import { strict as assert } from 'assert';
-import { CompletionEngine } from '../../src/engine/completionEngine';
 import { CodeModel } from '../../src/model/codeModel';
-import type { PromptPiece } from '../../src/model/families';
 import { RemoteModel } from '../../src/model/remote/remoteModel';
-import { probabilityOf, type RemoteEngine, type TokenModel } from '../../src/model/tokenModel';
+import { probabilityOf, type RemoteEngine } from '../../src/model/tokenModel';
 import { BUILD_TIMEOUT_MS, slotsBusy, startLlamaServer, startProxy, type RunningServer } from '../helpers/llamaServer';
+import { engineResults, gatePieces, INJECTION_LEFT, LEFT, RIGHT } from '../helpers/remotePrompts';
 import { TINY_MODEL } from '../helpers/tinyModel';
-
-const LEFT =
-  `import { UserRepo } from './repo';\n\nexport class UserService {\n` +
-  `  constructor(private readonly repo: UserRepo) {}\n\n  async find(id: string) {\n    const user = await this.repo.`;
-const RIGHT = `\n    return user;\n  }\n}\n`;
-/** Code that spells the model's control tokens: it must reach the model as text. */
-const INJECTION_LEFT =
-  '// the prompt format is <fim_prefix>L<fim_suffix>R<eof><cc>CC<fim_middle>\n' +
-  'const marker = "<cc>";\nconst next = "<fim_middle>';
 
 /** node-llama-cpp's prebuilt binary and the server built here run the same ggml; sums may differ in the last bits. */
 const PROBABILITY_TOLERANCE = 1e-4;
 /** "At once" for a slot after an abort: the server notices a closed connection at its next token. */
 const SLOT_FREE_MS = 2000;
-
-const gatePieces = (left: string, right: string): PromptPiece[] => [
-  { special: 'fimPrefix' },
-  { text: left },
-  { special: 'fimSuffix' },
-  { text: right },
-  { special: 'eof' },
-];
 
 describe('remote engine on a real llama-server', function () {
   this.timeout(120_000);
@@ -135,20 +117,7 @@ describe('remote engine on a real llama-server', function () {
 
   it('the completion engine gives the same gate score and completion remotely as locally', async () => {
     const model = await remote();
-    const request = {
-      path: 'src/userService.ts',
-      text: `${LEFT}\n${RIGHT}`,
-      cursor: { line: 6, character: 35 },
-      mode: 'line' as const,
-    };
-    const results = [];
-    for (const generator of [local, model] as TokenModel[]) {
-      await generator.session.reset();
-      // The same prompt on both sides: the local engine's layout and time budget follow its measured speed.
-      const engine = new CompletionEngine({ generator, gate: 'token', layout: 'cursor', firstPromptMs: 0 });
-      results.push(await engine.complete(request));
-    }
-    const [here, there] = results;
+    const [here, there] = await engineResults([local, model]);
     assert.ok(
       Math.abs(here.gate.score - there.gate.score) < PROBABILITY_TOLERANCE,
       `${here.gate.score} vs ${there.gate.score}`,

@@ -15,24 +15,24 @@ import * as assert from 'assert';
 import { existsSync } from 'fs';
 import * as vscode from 'vscode';
 import {
-  EXTENSION_ID,
-  SERVICE,
-  FIRST_COMPLETION_MS,
   COMPLETION_MS,
-  sleep,
   config,
-  run,
-  withTimeout,
-  waitFor,
-  workspaceFolder,
-  show,
-  open,
   cutLine,
   expectGhostText,
   expectNoGhostText,
   explainUntil,
+  EXTENSION_ID,
+  FIRST_COMPLETION_MS,
+  open,
   pickFromQuickPick,
+  revertDirtyFiles,
+  run,
+  SERVICE,
   setGlobal,
+  sleep,
+  waitFor,
+  withTimeout,
+  workspaceFolder,
 } from './helpers';
 
 const EXPECTED_COMMANDS = [
@@ -53,10 +53,7 @@ describe('RepoGate in VS Code', function () {
   after(async () => {
     await setGlobal('gate', undefined);
     await setGlobal('enabled', undefined);
-    for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file')) {
-      await show(document);
-      await run('workbench.action.files.revert');
-    }
+    await revertDirtyFiles();
   });
 
   it('activates', async () => {

@@ -35,10 +35,11 @@ import {
   COMPLETION_MS,
   config,
   cutLine,
-  EXTENSION_ID,
   expectGhostText,
   explainUntil,
+  EXTENSION_ID,
   note,
+  revertDirtyFiles,
   run,
   setGlobal,
   show,
@@ -215,10 +216,7 @@ describe('RepoGate recovers from faults', function () {
 
   after(async () => {
     await setGlobal('gate', undefined);
-    for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file')) {
-      await show(document);
-      await run('workbench.action.files.revert');
-    }
+    await revertDirtyFiles();
   });
 
   it('accepting inserts exactly the ghost text, and one undo removes it', async () => {
@@ -427,10 +425,7 @@ describe('RepoGate recovers from faults', function () {
   });
 
   it('the workspace holds exactly the files it started with (the extension never writes into it)', async () => {
-    for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file')) {
-      await show(document);
-      await run('workbench.action.files.revert');
-    }
+    await revertDirtyFiles();
     const fixture = process.env.REPOGATE_IT_FIXTURE;
     assert.ok(fixture, 'REPOGATE_IT_FIXTURE is not set');
     assert.deepStrictEqual(treeOf(workspaceFolder().uri.fsPath), treeOf(fixture));

@@ -154,6 +154,14 @@ export async function expectNoGhostText(editor: vscode.TextEditor, what: string)
   assert.strictEqual(inserted, undefined, `ghost text appeared ${what}: ${JSON.stringify(inserted)}`);
 }
 
+/** Reverts every edited file buffer: no test leaves one behind that a save could write into the workspace. */
+export async function revertDirtyFiles(): Promise<void> {
+  for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file')) {
+    await show(document);
+    await run('workbench.action.files.revert');
+  }
+}
+
 /** "RepoGate: Explain Last Completion": the text of the document it opens, closed again; '' when none opens. */
 export async function explainLast(): Promise<string> {
   let opened: vscode.TextDocument | undefined;

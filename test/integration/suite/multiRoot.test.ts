@@ -11,12 +11,13 @@ import * as vscode from 'vscode';
 import type { TestHooks } from '../../../src/vscode/activate';
 import {
   COMPLETION_MS,
-  EXTENSION_ID,
-  FIRST_COMPLETION_MS,
   cutLine,
   expectGhostText,
   explainLast,
   explainUntil,
+  EXTENSION_ID,
+  FIRST_COMPLETION_MS,
+  revertDirtyFiles,
   run,
   setGlobal,
   show,
@@ -68,10 +69,7 @@ describe('RepoGate in a multi-root workspace', function () {
 
   after(async () => {
     await setGlobal('gate', undefined);
-    for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file')) {
-      await show(document);
-      await run('workbench.action.files.revert');
-    }
+    await revertDirtyFiles();
   });
 
   it('opens both folders, and "Reindex Repository" indexes the files of both', async () => {
