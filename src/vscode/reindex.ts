@@ -6,6 +6,7 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
 import type { BuildReport } from '../index/workspace';
+import { describeTimeLeft, timeLeftMs } from '../index/progressEstimate';
 import type { IndexClient } from '../retrieval/indexClient';
 import type { RootFolder } from '../index/roots';
 import type { WorkspaceFolders } from './folders';
@@ -74,10 +75,12 @@ export class WorkspaceIndexer {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     let reported = 0;
+    const started = performance.now();
     client.onProgress = (done, total) => {
       this.indexing = { done, total };
       const percent = total ? (done / total) * 100 : 100;
-      progress.report({ message: `${done}/${total} files`, increment: percent - reported });
+      const left = describeTimeLeft(timeLeftMs(done, total, performance.now() - started));
+      progress.report({ message: `${done}/${total} files${left ? `, ${left}` : ''}`, increment: percent - reported });
       reported = percent;
       render();
     };
