@@ -78,6 +78,8 @@ export function createEngineClient(
 export class ModelLoader implements vscode.Disposable {
   private watchers: FSWatcher[] = [];
   private settleTimer: NodeJS.Timeout | undefined;
+  private loading: Promise<void> | undefined;
+  private again = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -87,8 +89,26 @@ export class ModelLoader implements vscode.Disposable {
     private readonly settings: () => RepoGateSettings,
   ) {}
 
-  /** Resolves once loading has ended (ready, error or none); an error's message is shown without waiting for it. */
-  async load(): Promise<void> {
+  /**
+   * Resolves once loading has ended (ready, error or none); an error's message is shown without waiting for it.
+   * Loads run one at a time: settings changed during a load (a URL, then the engine) load once more after it, with
+   * the settings as they are then, so the last change always wins.
+   */
+  load(): Promise<void> {
+    if (this.loading) {
+      this.again = true;
+      return this.loading;
+    }
+    this.loading = (async () => {
+      do {
+        this.again = false;
+        await this.loadOnce();
+      } while (this.again);
+    })().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async loadOnce(): Promise<void> {
     this.service.abortInFlight();
     this.service.cache.clear();
     const request = modelRequest(this.settings());

@@ -390,16 +390,20 @@ describe('RepoGate recovers from faults', function () {
     const place = PLACES[nextPlace++];
     assert.ok(place, 'the fault suite ran out of fresh places to complete at');
     const readings: { format: string; score: number; completion: string }[] = [];
+    // The gate's own reading is what is compared: the suite's 'always' would skip it.
+    await setGlobal('gate', 'token');
     try {
       for (const [engine, url, format] of [
         ['llama-server', server.url, 'token ids'],
         ['openai-compatible', `${server.url}/v1`, 'text'],
       ] as const) {
-        const answering = count(extensionLog(), /model ready: /);
+        // Each setting reloads the model; the last load is the one with all three.
+        const loaded = new RegExp(`model ready: .* on ${engine} at .*, prompts as ${format}`);
+        const answering = count(extensionLog(), loaded);
         await setGlobal('serverUrl', url);
         await setGlobal('serverPromptFormat', format === 'text' ? 'text' : undefined);
         await setGlobal('engine', engine);
-        await waitForLogLine(/model ready: /, answering, `the server model loaded (${engine})`);
+        await waitForLogLine(loaded, answering, `the server model loaded (${engine}, ${format})`);
         const editor = await cutLine(...place);
         await expectGhostText(editor, COMPLETION_MS, `from the server (${format})`);
         await revert(editor);
@@ -420,6 +424,7 @@ describe('RepoGate recovers from faults', function () {
       await setGlobal('engine', undefined);
       await setGlobal('serverUrl', undefined);
       await setGlobal('serverPromptFormat', undefined);
+      await setGlobal('gate', 'always');
       await server.stop();
     }
   });
