@@ -14,6 +14,7 @@ export const CLI_OPTIONS = {
   json: { type: 'boolean', default: false },
   fresh: { type: 'boolean', default: false },
   cache: { type: 'string' },
+  'shared-cache': { type: 'string' },
   budget: { type: 'string', default: String(DEFAULTS.contextBudget) },
   out: { type: 'string' },
   repo: { type: 'string' },

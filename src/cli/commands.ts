@@ -1,4 +1,6 @@
-/** The user commands of `repogate`: index, retrieve, complete, demo, convert. */
+/** The user commands of `repogate`: index, build-cache, retrieve, complete, demo, convert. */
+import { promises as fs } from 'fs';
+import * as path from 'path';
 import { CompletionEngine } from '../engine/completionEngine';
 import { explainCompletion } from '../engine/explain';
 import { DEFAULTS } from '../defaults';
@@ -6,6 +8,7 @@ import { GATE_POLICIES, isGatePolicy } from '../gate/gate';
 import { BUNDLED_MODEL_LABEL } from '../model/bundledModel';
 import { CodeModel } from '../model/codeModel';
 import { convertCheckpoint } from '../convert';
+import { saveSharedIndex } from '../index/persist';
 import { retrieve } from '../retrieval/retrieve';
 import type { Cursor } from '../retrieval/types';
 import { renderCommentBlocks } from '../retrieval/verbalize';
@@ -18,7 +21,11 @@ import { liveHeapMb, openIndex, peakRssMb } from './workspaceIndex';
 
 async function indexCommand(args: string[], flags: CliFlags): Promise<number> {
   noMoreThan('index', args, 1);
-  const { index, report } = await openIndex(args[0] ?? '.', { cacheBase: flags.cache, fresh: flags.fresh });
+  const { index, report } = await openIndex(args[0] ?? '.', {
+    cacheBase: flags.cache,
+    sharedCache: flags['shared-cache'],
+    fresh: flags.fresh,
+  });
   const rss = peakRssMb();
   const summary = {
     files: report.files,
@@ -26,7 +33,9 @@ async function indexCommand(args: string[], flags: CliFlags): Promise<number> {
     chunks: report.chunks,
     ms: Math.round(report.buildMs),
     parsed: report.parsed,
+    verified: report.verified,
     cache: report.cache.ok ? 'loaded' : report.cache.reason,
+    ...(report.sharedCache && { shared_cache: report.sharedCache.ok ? 'loaded' : report.sharedCache.reason }),
     skipped: report.skipped.length,
     rss_mb: Math.round(rss),
     heap_mb: Math.round(liveHeapMb(index)),
@@ -37,6 +46,25 @@ async function indexCommand(args: string[], flags: CliFlags): Promise<number> {
       : `${Object.entries(summary)
           .map(([k, v]) => `${k}: ${v}`)
           .join('\n')}\n`,
+  );
+  return 0;
+}
+
+/** Builds (or brings up to date) the index of a checkout and writes it as a shared cache file (`saveSharedIndex`). */
+async function buildCacheCommand(args: string[], flags: CliFlags): Promise<number> {
+  if (!args[0] || !flags.out) throw new UsageError('build-cache needs <dir> and --out FILE');
+  noMoreThan('build-cache', args, 1);
+  const { index, report } = await openIndex(args[0], {
+    cacheBase: flags.cache,
+    sharedCache: flags['shared-cache'],
+    fresh: flags.fresh,
+  });
+  const out = path.resolve(flags.out);
+  await saveSharedIndex(index, out);
+  const { size } = await fs.stat(out);
+  log(
+    `wrote ${out}: ${report.files} files, ${report.symbols} symbols, ${(size / 1e6).toFixed(1)} MB ` +
+      `(${report.parsed} parsed, ${Math.round(report.buildMs)} ms)`,
   );
   return 0;
 }
@@ -173,9 +201,21 @@ function cutLineAt(text: string, position: Cursor): string {
 export const USER_COMMANDS: readonly Command<CliFlags>[] = [
   {
     name: 'index',
-    usage: `  index <dir> [--fresh] [--cache DIR] [--json]   build or load the index; print files, symbols, chunks, time, peak RSS, live heap
+    usage: `  index <dir> [--fresh] [--cache DIR] [--shared-cache FILE] [--json]
+                                                 build or load the index; print files, symbols, chunks, time, peak
+                                                 RSS, live heap; with no cache of its own, warm-start from FILE
 `,
     run: indexCommand,
+  },
+  {
+    name: 'build-cache',
+    usage: `  build-cache <dir> --out FILE [--fresh] [--shared-cache FILE]
+                                                 write the index as one file a checkout in any folder warm-starts
+                                                 from (repogate.sharedIndexCache, index --shared-cache): symbols,
+                                                 chunks and search data of the indexed code, paths relative to
+                                                 <dir>; secret files are never indexed, so never in it
+`,
+    run: buildCacheCommand,
   },
   {
     name: 'retrieve',

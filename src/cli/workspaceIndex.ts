@@ -9,6 +9,8 @@ import { repositoryDir } from './inputs';
 
 export interface OpenOptions {
   cacheBase?: string;
+  /** A shared cache file to warm-start from when the own cache is missing or unusable (`--shared-cache`). */
+  sharedCache?: string;
   fresh?: boolean;
   quiet?: boolean;
 }
@@ -26,6 +28,7 @@ export async function openIndex(
   const report = await buildIndex(index, {
     root,
     cacheDir: cacheDirFor(cacheBase, root),
+    sharedCache: options.sharedCache && path.resolve(options.sharedCache),
     fresh: options.fresh,
     onProgress: (done, total) => {
       const now = Date.now();
@@ -37,6 +40,10 @@ export async function openIndex(
     },
   });
   if (report.saveError && !options.quiet) process.stderr.write(`warning: index cache not saved: ${report.saveError}\n`);
+  if (report.sharedCache && !report.sharedCache.ok && !options.quiet)
+    process.stderr.write(
+      `warning: shared index cache not used (${report.sharedCache.reason}); every file was parsed\n`,
+    );
   return { index, report };
 }
 

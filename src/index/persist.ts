@@ -21,15 +21,64 @@ interface CacheMeta {
   records: number;
 }
 
+/** What a shared cache file's first line names it by: any other first line is not a cache. */
+const SHARED_FORMAT = 'repogate-shared-index';
+
+/**
+ * The first line of a shared cache file (`saveSharedIndex`): no absolute path, only how keys are formed
+ * (`WorkspaceRoots.layout`), so that a checkout in any folder can load it.
+ */
+interface SharedHeader {
+  format: typeof SHARED_FORMAT;
+  version: number;
+  layout: string;
+  records: number;
+  /** SHA-256 of the lines after this one, in hex: 64 characters whatever the body, so it is written last in place. */
+  checksum: string;
+}
+
+/** A shared cache file's first line is read alone, never more, to tell a cache from any other file. */
+const HEADER_MAX_BYTES = 4096;
+/**
+ * A shared cache's mtimes are another checkout's: a record gets this one, which no file has, so that the build reads
+ * each file and compares its content hash before it trusts the facts.
+ */
+const UNVERIFIED_MTIME = -1;
+
 export function cacheDirFor(baseDir: string, root: string): string {
   return path.join(baseDir, createHash('sha1').update(path.resolve(root)).digest('hex').slice(0, 16));
 }
 
 /**
- * Writes the index as JSON lines (one a file record with its windows, the last the lexical index) with a small metadata file
- * holding the version and the body's checksum. Each file is written to a temporary name and renamed, the
- * body first: a crash, a full disk or a concurrent writer leaves a body and metadata that do not match,
- * which the next load detects and discards. The index is never held as one string.
+ * Writes the index's lines (one a file record with its windows, the last the lexical index) to `handle` in batches,
+ * and returns their SHA-256. The index is never held as one string.
+ */
+async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<string> {
+  const hash = createHash('sha256');
+  let batch = '';
+  const write = async (line: string): Promise<void> => {
+    hash.update(line);
+    batch += line;
+    if (batch.length >= WRITE_BATCH) {
+      await handle.write(batch);
+      batch = '';
+    }
+  };
+  for (const record of index.files.values()) {
+    const windows = index.persistedWindows(record.facts.path);
+    const line: PersistedRecord = windows ? { ...record, windows } : record;
+    await write(`${JSON.stringify(line)}\n`);
+  }
+  for (const piece of index.lexicalJSON()) await write(piece);
+  await write('\n');
+  await handle.write(batch);
+  return hash.digest('hex');
+}
+
+/**
+ * Writes the index as JSON lines (`writeBody`) with a small metadata file holding the version and the body's
+ * checksum. Each file is written to a temporary name and renamed, the body first: a crash, a full disk or a
+ * concurrent writer leaves a body and metadata that do not match, which the next load detects and discards.
  */
 export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<void> {
   await fs.mkdir(cacheDir, { recursive: true });
@@ -37,33 +86,11 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
   const meta = path.join(cacheDir, META_FILE);
   const bodyTemp = `${body}.${process.pid}.tmp`;
   const metaTemp = `${meta}.${process.pid}.tmp`;
-  const hash = createHash('sha256');
   const handle = await fs.open(bodyTemp, 'w');
   try {
-    let batch = '';
-    const write = async (line: string): Promise<void> => {
-      hash.update(line);
-      batch += line;
-      if (batch.length >= WRITE_BATCH) {
-        await handle.write(batch);
-        batch = '';
-      }
-    };
-    for (const record of index.files.values()) {
-      const windows = index.persistedWindows(record.facts.path);
-      const line: PersistedRecord = windows ? { ...record, windows } : record;
-      await write(`${JSON.stringify(line)}\n`);
-    }
-    for (const piece of index.lexicalJSON()) await write(piece);
-    await write('\n');
-    await handle.write(batch);
+    const checksum = await writeBody(index, handle);
     await handle.close();
-    const content: CacheMeta = {
-      version: CACHE_VERSION,
-      checksum: hash.digest('hex'),
-      root: index.roots.id,
-      records: index.files.size,
-    };
+    const content: CacheMeta = { version: CACHE_VERSION, checksum, root: index.roots.id, records: index.files.size };
     await fs.writeFile(metaTemp, JSON.stringify(content));
     await fs.rename(bodyTemp, body);
     await fs.rename(metaTemp, meta);
@@ -71,6 +98,38 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
     await handle.close().catch(() => undefined);
     await fs.rm(bodyTemp, { force: true });
     await fs.rm(metaTemp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, then the
+ * lines `saveIndex` writes. Keys are paths within the workspace folders and nothing names this machine's folders;
+ * it holds what the index derived from the code (symbols, chunks, windows, the lexical index) and no secret file,
+ * since those are never indexed. Written to a temporary name and renamed: a reader never sees half a file.
+ */
+export async function saveSharedIndex(index: RepoIndex, file: string): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  const header = (checksum: string): string => {
+    const content: SharedHeader = {
+      format: SHARED_FORMAT,
+      version: CACHE_VERSION,
+      layout: index.roots.layout,
+      records: index.files.size,
+      checksum,
+    };
+    return `${JSON.stringify(content)}\n`;
+  };
+  const handle = await fs.open(temp, 'w');
+  try {
+    // The checksum is known only after the body: the header is written with a placeholder of its length, then again.
+    await handle.write(header('0'.repeat(64)));
+    await handle.write(header(await writeBody(index, handle)), 0);
+    await handle.close();
+    await fs.rename(temp, file);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(temp, { force: true });
     throw error;
   }
 }
@@ -91,6 +150,58 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
+  return fill(index, meta, raw);
+}
+
+/**
+ * Fills `index` from a shared cache file (`saveSharedIndex`) of a checkout in any folder, its records unverified
+ * (`UNVERIFIED_MTIME`); on any doubt it loads nothing and says why, in words that quote nothing of the file (it may
+ * be any file at all).
+ */
+export async function loadSharedIndex(index: RepoIndex, file: string): Promise<LoadResult> {
+  let header: SharedHeader;
+  let raw: string;
+  try {
+    header = await readHeader(file);
+    if (header?.format !== SHARED_FORMAT) return { ok: false, reason: 'not a RepoGate index cache' };
+    if (header.version !== CACHE_VERSION)
+      return { ok: false, reason: `built by index version ${header.version}, this is ${CACHE_VERSION}` };
+    if (header.layout !== index.roots.layout)
+      return {
+        ok: false,
+        reason: `built for ${describeLayout(header.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
+      };
+    raw = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (error instanceof SyntaxError) return { ok: false, reason: 'not a RepoGate index cache' };
+    return {
+      ok: false,
+      reason: code === 'ENOENT' ? 'no such file' : `unreadable: ${code ?? (error as Error).message}`,
+    };
+  }
+  const result = fill(index, header, raw.slice(raw.indexOf('\n') + 1));
+  if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
+  return result;
+}
+
+async function readHeader(file: string): Promise<SharedHeader> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEADER_MAX_BYTES), 0, HEADER_MAX_BYTES, 0);
+    const end = buffer.subarray(0, bytesRead).indexOf(10);
+    return JSON.parse(buffer.toString('utf8', 0, end < 0 ? bytesRead : end)) as SharedHeader;
+  } finally {
+    await handle.close();
+  }
+}
+
+function describeLayout(layout: string): string {
+  return layout ? `the folders ${(JSON.parse(layout) as string[]).join(', ')}` : 'a single folder';
+}
+
+/** Checks the body against its checksum and record count, then puts every record; on any doubt, none. */
+function fill(index: RepoIndex, meta: { checksum: string; records: number }, raw: string): LoadResult {
   if (createHash('sha256').update(raw).digest('hex') !== meta.checksum)
     return { ok: false, reason: 'cache checksum mismatch' };
   try {

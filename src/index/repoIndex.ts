@@ -12,12 +12,16 @@ import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
 import { chunkWindows, decodeWindows, encodeWindows, fileWindows } from './windows';
 
-export interface FileRecord {
+/** A file's modification time and size in bytes on disk: a warm start trusts a record whose file still has them. */
+export interface FileStat {
+  mtimeMs: number;
+  size: number;
+}
+
+export interface FileRecord extends FileStat {
   facts: FileFacts;
   /** Content hash: an update with the same text is a no-op, and a warm start checks it. */
   hash: string;
-  mtimeMs: number;
-  size: number;
   /** Why the file is data, not code (a literal table, minified, generated): it then has no windows and no BM25. */
   data?: string;
 }
@@ -121,9 +125,15 @@ export class RepoIndex {
 
   /**
    * Parses and indexes one file's new text (`keepTree` false: part of a bulk index, which keeps no syntax tree and no
-   * text). Returns false when nothing changed.
+   * text); `stat` is the file's on disk, which the next warm start compares. Returns false when the content is the
+   * indexed one: then only `stat` is recorded.
    */
-  async update(filePath: string, text: string, mtimeMs = Date.now(), keepTree = true): Promise<boolean> {
+  async update(
+    filePath: string,
+    text: string,
+    stat: FileStat = { mtimeMs: Date.now(), size: text.length },
+    keepTree = true,
+  ): Promise<boolean> {
     const spec = languageForPath(filePath);
     if (!spec) return false;
     const hash = SourceLines.hash(text);
@@ -131,7 +141,8 @@ export class RepoIndex {
     // An editor's text may not be on disk yet; a bulk index reads from disk, where its texts are found again.
     if (keepTree) this.sourceLines.remember(filePath, hash, text);
     if (old && old.hash === hash) {
-      old.mtimeMs = mtimeMs;
+      old.mtimeMs = stat.mtimeMs;
+      old.size = stat.size;
       return false;
     }
     let facts: FileFacts;
@@ -143,7 +154,7 @@ export class RepoIndex {
       facts = textFacts(filePath, text);
     }
     const data = dataFileReason(text);
-    const record: FileRecord = { facts, hash, mtimeMs, size: text.length };
+    const record: FileRecord = { facts, hash, mtimeMs: stat.mtimeMs, size: stat.size };
     this.put(data ? { ...record, data } : record, true, data ? [] : fileWindows(text, this.vocabulary));
     return true;
   }

@@ -53,6 +53,14 @@ export class WorkspaceRoots {
     return this.multiple ? JSON.stringify(this.folders.map((f) => [f.name, f.path])) : (this.folders[0]?.path ?? '');
   }
 
+  /**
+   * Names how keys are formed wherever the folders lie: a single folder's are paths within it, whatever its name or
+   * place; several folders' start with their names. Equal layouts, equal keys for the same checkout in other folders.
+   */
+  get layout(): string {
+    return this.multiple ? JSON.stringify(this.folders.map((f) => f.name)) : '';
+  }
+
   /** Whether every key both know means the same file in `other` as here: an index can move to it file by file. */
   keepsKeysOf(other: WorkspaceRoots): boolean {
     if (!this.multiple || !other.multiple) return this.id === other.id;

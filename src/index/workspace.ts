@@ -1,6 +1,6 @@
 import * as path from 'path';
-import { loadIndex, saveIndex, type LoadResult } from './persist';
-import { RepoIndex } from './repoIndex';
+import { loadIndex, loadSharedIndex, saveIndex, type LoadResult } from './persist';
+import { RepoIndex, type FileRecord } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
 import { DEFAULT_MAX_FILE_BYTES } from './readSource';
 import { checkText } from './decode';
@@ -19,6 +19,11 @@ export interface IndexOptions extends Omit<ScanOptions, 'root'> {
 export interface BuildOptions extends IndexOptions {
   /** Where the persisted index lives; none means no persistence. */
   cacheDir?: string;
+  /**
+   * A shared cache file (`saveSharedIndex`, `repogate build-cache`) to warm-start from when `cacheDir` holds no usable
+   * cache: each file is then read and only one whose content differs from the cached one is parsed.
+   */
+  sharedCache?: string;
   /** Ignore any persisted index and parse every file. */
   fresh?: boolean;
   signal?: AbortSignal;
@@ -33,9 +38,13 @@ export interface BuildReport {
   buildMs: number;
   /** Files parsed in this build (all of them on a cold start, the changed ones on a warm start). */
   parsed: number;
+  /** Files read whose content was the cached one (a new mtime, or from a shared cache): not parsed. */
+  verified: number;
   removed: number;
   skipped: SkippedPath[];
   cache: LoadResult | { ok: false; reason: 'disabled' };
+  /** The shared cache's outcome, when one was given and `cache` was not loaded. */
+  sharedCache?: LoadResult;
   saveError?: string;
 }
 
@@ -43,22 +52,41 @@ export interface BuildReport {
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Scans the workspace and brings `index` up to date: loads the persisted cache when it is valid, then
- * parses only files that are new or changed since (by size and mtime, then by content hash), and drops
- * files that are gone. Saves the cache afterwards when anything changed.
+ * A shared cache of which fewer of the files lie at this workspace's paths is of another repository (or of another
+ * folder of it): the same repository months later still has most of its paths, another one only a few common names.
+ */
+const MIN_SHARED_OVERLAP = 0.5;
+
+/**
+ * Scans the workspace and brings `index` up to date: loads the persisted cache when it is valid (else the shared
+ * one, if given), then parses only files that are new or changed since (by size and mtime, then by content hash),
+ * and drops files that are gone. Saves the cache afterwards when anything changed.
  */
 export async function buildIndex(index: RepoIndex, options: BuildOptions): Promise<BuildReport> {
   const started = performance.now();
+  // An index that already holds files (a folder added) or a fresh build loads no cache.
+  const loads = !options.fresh && index.files.size === 0;
   const cache: BuildReport['cache'] =
-    options.cacheDir && !options.fresh && index.files.size === 0
-      ? await loadIndex(index, options.cacheDir)
-      : { ok: false, reason: 'disabled' };
+    options.cacheDir && loads ? await loadIndex(index, options.cacheDir) : { ok: false, reason: 'disabled' };
+  let sharedCache =
+    options.sharedCache && loads && !cache.ok ? await loadSharedIndex(index, options.sharedCache) : undefined;
   // Records as the build found them: one replaced meanwhile came from the editor (a newer buffer) and is kept.
   const seen = new Map(index.files);
   const roots = new WorkspaceRoots(options.root);
   const scan = await scanFolders(roots, options);
   const skipped = scan.skipped;
   const present = new Set(scan.files.map((f) => f.path));
+  if (sharedCache?.ok) {
+    const cached = seen.size;
+    const here = [...seen.keys()].filter((key) => present.has(key)).length;
+    if (here < cached * MIN_SHARED_OVERLAP) {
+      sharedCache = {
+        ok: false,
+        reason: `of another repository: ${here} of its ${cached} files lie at this workspace's paths`,
+      };
+      forget(index, seen);
+    }
+  }
   let removed = 0;
   for (const filePath of [...index.files.keys()]) {
     if (!present.has(filePath) && index.remove(filePath)) removed++;
@@ -68,6 +96,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     return !known || known.mtimeMs !== f.mtimeMs || known.size !== f.size;
   });
   let parsed = 0;
+  let verified = 0;
   let lastYield = performance.now();
   for (let i = 0; i < stale.length; i++) {
     options.signal?.throwIfAborted();
@@ -78,8 +107,10 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
     if ('skip' in read) {
       skipped.push({ path: file.path, reason: read.skip });
       index.remove(file.path);
-    } else if (await index.update(file.path, read.text, file.mtimeMs, false)) {
+    } else if (await index.update(file.path, read.text, file, false)) {
       parsed++;
+    } else {
+      verified++;
     }
     if (performance.now() - lastYield > 10) {
       await yieldToEventLoop();
@@ -88,7 +119,8 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   }
   await index.reloadLayout();
   let saveError: string | undefined;
-  if (options.cacheDir && (parsed > 0 || removed > 0 || !cache.ok)) {
+  // Verified files got their new mtimes: saved, the next start trusts them without reading.
+  if (options.cacheDir && (parsed > 0 || verified > 0 || removed > 0 || !cache.ok)) {
     try {
       await saveIndex(index, options.cacheDir);
     } catch (error) {
@@ -96,7 +128,16 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
       saveError = (error as Error).message;
     }
   }
-  return { ...index.stats(), buildMs: performance.now() - started, parsed, removed, skipped, cache, saveError };
+  const buildMs = performance.now() - started;
+  return { ...index.stats(), buildMs, parsed, verified, removed, skipped, cache, sharedCache, saveError };
+}
+
+/** Drops the records loaded from a cache that the editor has not replaced since (`seen`): they are parsed anew. */
+function forget(index: RepoIndex, seen: Map<string, FileRecord>): void {
+  for (const [key, record] of seen) {
+    if (index.files.get(key) === record) index.remove(key);
+    seen.delete(key);
+  }
 }
 
 /**

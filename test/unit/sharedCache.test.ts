@@ -1,0 +1,162 @@
+/**
+ * A team's index (decision D29): a cache written by one checkout warm-starts a clone in another folder, which
+ * parses only the files whose content differs; a shared cache that cannot serve is said and a full build follows.
+ */
+import { strict as assert } from 'assert';
+import { spawnSync } from 'child_process';
+import { promises as fs } from 'fs';
+import * as path from 'path';
+import { saveSharedIndex } from '../../src/index/persist';
+import { RepoIndex } from '../../src/index/repoIndex';
+import { buildIndex, type BuildReport } from '../../src/index/workspace';
+import { copyFixture, FIXTURES, SHOP, tempDir } from '../helpers/fixtures';
+
+const CLI = path.resolve(__dirname, '../../src/cli.js');
+const USER = 'src/models/user.ts';
+
+/** A checkout of the shop fixture in a folder of its own (fresh mtimes), removed after `use`. */
+async function withClone<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  const clone = await copyFixture(SHOP);
+  try {
+    return await use(clone.dir);
+  } finally {
+    await clone.cleanup();
+  }
+}
+
+/** Builds `root` with an empty cache folder of its own and `sharedCache`; the index is disposed after `check`. */
+async function buildClone(
+  root: string,
+  sharedCache: string,
+  check: (report: BuildReport, index: RepoIndex, cacheDir: string) => Promise<void>,
+): Promise<void> {
+  const own = await tempDir();
+  const index = new RepoIndex(root);
+  try {
+    await check(await buildIndex(index, { root, cacheDir: own.dir, sharedCache }), index, own.dir);
+  } finally {
+    index.dispose();
+    await own.cleanup();
+  }
+}
+
+describe('shared index cache', () => {
+  let temp: { dir: string; cleanup: () => Promise<void> };
+  let shared: string;
+  /** How many files the shop fixture indexes. */
+  let files: number;
+
+  before(async () => {
+    temp = await tempDir('repogate-shared-');
+    shared = path.join(temp.dir, 'shop.cache');
+    await withClone(async (dir) => {
+      const index = new RepoIndex(dir);
+      files = (await buildIndex(index, { root: dir })).files;
+      await saveSharedIndex(index, shared);
+      index.dispose();
+    });
+  });
+  after(() => temp.cleanup());
+
+  it('holds no absolute path and no secret', async () => {
+    const text = await fs.readFile(shared, 'utf8');
+    assert.doesNotMatch(text, /repogate-test-/, 'paths are relative to the folder');
+    assert.doesNotMatch(text, /sk-live/, 'the .env file is never indexed');
+  });
+
+  it('warm-starts a clone in another folder: only the changed and the new file are parsed', async () => {
+    await withClone(async (dir) => {
+      const user = path.join(dir, USER);
+      // The same size: the content hash, not the size, tells the change.
+      const text = await fs.readFile(user, 'utf8');
+      await fs.writeFile(user, text.replace('normalizeEmail', 'normaliseEmail'));
+      await fs.writeFile(path.join(dir, 'src/extra.ts'), 'export function extraThing(): number {\n  return 1;\n}\n');
+      await buildClone(dir, shared, async (report, index, cacheDir) => {
+        assert.deepEqual(report.sharedCache, { ok: true });
+        assert.equal(report.parsed, 2);
+        assert.equal(report.verified, files - 1);
+        assert.equal(report.files, files + 1);
+        assert.equal(index.symbols('normalizeEmail').length, 0, 'the changed file is parsed again');
+        assert.deepEqual(
+          index.symbols('normaliseEmail').map((ref) => ref.path),
+          [USER],
+        );
+        assert.equal(index.symbols('extraThing').length, 1);
+        const cold = new RepoIndex(dir);
+        await buildIndex(cold, { root: dir });
+        assert.deepEqual(index.stats(), cold.stats());
+        assert.deepEqual(index.searchChunks('findByEmail', 3), cold.searchChunks('findByEmail', 3));
+        cold.dispose();
+
+        // The clone saved a cache of its own, with its mtimes: the next start reads no file.
+        const again = new RepoIndex(dir);
+        const next = await buildIndex(again, { root: dir, cacheDir, sharedCache: shared });
+        again.dispose();
+        assert.deepEqual(next.cache, { ok: true });
+        assert.equal(next.sharedCache, undefined);
+        assert.equal(next.parsed + next.verified, 0);
+      });
+    });
+  });
+
+  it('a corrupt, old, foreign or missing shared cache is said, and every file is parsed', async () => {
+    const good = await fs.readFile(shared, 'utf8');
+    const [header] = good.split('\n', 1);
+    const variants: [string, string | undefined, RegExp][] = [
+      ['truncated', good.slice(0, good.length / 2), /^cache checksum mismatch$/],
+      ['edited', good.replace('"findByEmail"', '"findByEmaiX"'), /^cache checksum mismatch$/],
+      ['old', good.replace(/"version":\d+/, '"version":1'), /^built by index version 1, this is \d+$/],
+      ['secret', 'SHOP_API_TOKEN=sk-live-1234\n', /^not a RepoGate index cache$/],
+      ['empty', '', /^not a RepoGate index cache$/],
+      ['other layout', good.replace('"layout":""', '"layout":"[\\"a\\",\\"b\\"]"'), /^built for the folders a, b/],
+      ['short', `${header}\n`, /^cache checksum mismatch$/],
+      ['missing', undefined, /^no such file$/],
+    ];
+    await withClone(async (dir) => {
+      for (const [name, content, reason] of variants) {
+        const file = path.join(temp.dir, `${name}.cache`);
+        if (content !== undefined) await fs.writeFile(file, content);
+        await buildClone(dir, file, async (report, index) => {
+          assert.equal(report.sharedCache?.ok, false, name);
+          const said = report.sharedCache && !report.sharedCache.ok ? report.sharedCache.reason : '';
+          assert.match(said, reason, name);
+          assert.doesNotMatch(said, /sk-live/, 'nothing of the file is quoted');
+          assert.equal(report.parsed, files, name);
+          assert.equal(index.symbols('findByEmail').length > 0, true, name);
+        });
+      }
+    });
+  });
+
+  it('a shared cache of another repository is said and not used', async () => {
+    const other = path.join(FIXTURES, 'repos', 'goweb');
+    await buildClone(other, shared, async (report, index) => {
+      assert.equal(report.sharedCache?.ok, false);
+      assert.match(
+        report.sharedCache && !report.sharedCache.ok ? report.sharedCache.reason : '',
+        /^of another repository: \d+ of its \d+ files lie at this workspace's paths$/,
+      );
+      assert.equal(report.parsed, report.files);
+      assert.equal(index.facts(USER), undefined, "none of the other repository's files is kept");
+    });
+  });
+
+  it('repogate build-cache writes it and repogate index --shared-cache starts from it', async function () {
+    this.timeout(60_000);
+    const out = path.join(temp.dir, 'cli.cache');
+    const env = { ...process.env, XDG_CACHE_HOME: path.join(temp.dir, 'xdg') };
+    const built = spawnSync(process.execPath, [CLI, 'build-cache', SHOP, '--out', out], { encoding: 'utf8', env });
+    assert.equal(built.status, 0, built.stderr);
+    assert.match(built.stderr, new RegExp(`wrote .*cli\\.cache: ${files} files`));
+    await withClone(async (dir) => {
+      const args = [CLI, 'index', dir, '--shared-cache', out, '--json'];
+      const run = spawnSync(process.execPath, args, { encoding: 'utf8', env });
+      assert.equal(run.status, 0, run.stderr);
+      const summary = JSON.parse(run.stdout) as Record<string, unknown>;
+      assert.deepEqual(
+        { parsed: summary.parsed, verified: summary.verified, shared: summary.shared_cache },
+        { parsed: 0, verified: files, shared: 'loaded' },
+      );
+    });
+  });
+});
