@@ -40,6 +40,8 @@ export const DEFAULTS = Object.freeze({
   excludeGlobs: Object.freeze([]) as readonly string[],
   /** Nothing beyond the built-in secret patterns, which cannot be narrowed. */
   secretGlobs: Object.freeze([]) as readonly string[],
+  /** No shared index cache: a workspace without its own cache parses every file once. */
+  sharedIndexCache: '',
   /** Characters of packed cross-file context: about 512 tokens at 4 characters a token. */
   contextBudget: 2000,
   /** Where Repoformer checkpoints are published; a mirror or proxy with the same layout can replace it. */

@@ -3,6 +3,7 @@
  * Repository*, when folders are added or removed, and after the index process was lost, with progress,
  * cancellation, the event loop's longest wait, and what the cache did, in the log.
  */
+import * as path from 'path';
 import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
 import type { BuildReport } from '../index/workspace';
@@ -87,14 +88,16 @@ export class WorkspaceIndexer {
     token.onCancellationRequested(() => void client.cancelBuild());
     try {
       const settings = this.host.settings();
+      const sharedCache = this.sharedCachePath(settings.sharedIndexCache);
       const report = await client.build({
         root: folders,
         cacheDir: context.storageUri?.fsPath,
+        sharedCache,
         fresh,
         excludeGlobs: settings.excludeGlobs,
         secretGlobs: settings.secretGlobs,
       });
-      this.built(report, folders.length, delay.max / 1e6, fresh);
+      this.built(report, folders.length, delay.max / 1e6, fresh, sharedCache);
     } catch (error) {
       const message = (error as Error).message;
       if (message === 'cancelled') {
@@ -110,16 +113,32 @@ export class WorkspaceIndexer {
     }
   }
 
+  /** `repogate.sharedIndexCache` as a file the index process can open: a relative path would name one in its cwd. */
+  private sharedCachePath(setting: string): string | undefined {
+    if (!setting) return undefined;
+    if (path.isAbsolute(setting)) return setting;
+    this.host.log.warn(`repogate.sharedIndexCache is not an absolute path, so it is not used: ${setting}`);
+    return undefined;
+  }
+
   /** A finished build: its size and cost in the log, a discarded or unsaved cache said, the calibration logged. */
-  private built(report: BuildReport, folders: number, maxDelayMs: number, fresh: boolean): void {
+  private built(report: BuildReport, folders: number, maxDelayMs: number, fresh: boolean, sharedCache?: string): void {
     const { log, notify } = this.host;
     this.indexInfo = { files: report.files, symbols: report.symbols, folders };
     const where = folders > 1 ? ` in ${folders} folders` : '';
     const message = `indexed ${report.files} files${where}, ${report.symbols} symbols in ${(report.buildMs / 1000).toFixed(1)} s`;
     const cache = report.cache.ok ? 'loaded' : report.cache.reason;
     log.info(`${message}; event loop max delay ${maxDelayMs.toFixed(1)} ms; ${report.parsed} parsed; cache: ${cache}`);
+    const shared = report.sharedCache;
+    if (shared?.ok)
+      log.info(
+        `started from the shared index cache ${sharedCache}: ${report.verified} files unchanged, ${report.parsed} parsed`,
+      );
+    else if (shared) log.warn(`shared index cache ${sharedCache} not used (${shared.reason}); every file was parsed`);
     if (!report.cache.ok && !CACHE_ABSENT.includes(report.cache.reason))
-      log.warn(`index cache discarded (${report.cache.reason}); every file was parsed again`);
+      log.warn(
+        `index cache discarded (${report.cache.reason}); ${shared?.ok ? 'started from the shared one' : 'every file was parsed again'}`,
+      );
     if (report.saveError) {
       const problem = `could not save the index cache (${report.saveError})`;
       if (this.cacheSaveWarned) log.warn(problem);

@@ -33,6 +33,8 @@ export interface RepoGateSettings {
   secretGlobs: string[];
   /** The built-in exclusions (dependencies, build output) followed by the user's. */
   excludeGlobs: string[];
+  /** A shared index cache file to warm-start a workspace without a cache of its own; empty: none. */
+  sharedIndexCache: string;
 }
 
 /** Zero means "the default" for numeric settings that have a computed default. */
@@ -69,5 +71,6 @@ export function readSettings(): RepoGateSettings {
     enabledLanguages: c.get<string[]>('enabledLanguages', [...DEFAULTS.enabledLanguages]),
     secretGlobs: c.get<string[]>('secretGlobs', [...DEFAULTS.secretGlobs]),
     excludeGlobs: [...DEFAULT_EXCLUDE_GLOBS, ...c.get<string[]>('excludeGlobs', [...DEFAULTS.excludeGlobs])],
+    sharedIndexCache: c.get<string>('sharedIndexCache', DEFAULTS.sharedIndexCache).trim(),
   };
 }
