@@ -196,8 +196,16 @@ async function readHeader(file: string): Promise<SharedHeader> {
   }
 }
 
-function describeLayout(layout: string): string {
-  return layout ? `the folders ${(JSON.parse(layout) as string[]).join(', ')}` : 'a single folder';
+/** A layout in words; a header's may be anything, and is then only "other folders". */
+function describeLayout(layout: unknown): string {
+  if (layout === '') return 'a single folder';
+  try {
+    const names: unknown = JSON.parse(String(layout));
+    if (Array.isArray(names)) return `the folders ${names.join(', ')}`;
+  } catch {
+    // Not a layout this version writes.
+  }
+  return 'other folders';
 }
 
 /** Checks the body against its checksum and record count, then puts every record; on any doubt, none. */

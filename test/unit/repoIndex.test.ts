@@ -236,6 +236,33 @@ describe('persistence', () => {
     }
   });
 
+  it('a warm start reads no unchanged file, non-ASCII text included, and keeps the mtimes a checkout renewed', async () => {
+    const { dir, cleanup } = await tempDir();
+    const cache = await tempDir();
+    try {
+      await writeFiles(dir, {
+        'café.ts': 'export const menu = "crème brûlée";\n',
+        'plain.ts': 'export const a = 1;\n',
+      });
+      const build = async (): Promise<{ parsed: number; verified: number }> => {
+        const index = new RepoIndex(dir);
+        const { parsed, verified } = await buildIndex(index, { root: dir, cacheDir: cache.dir });
+        index.dispose();
+        return { parsed, verified };
+      };
+      assert.deepEqual(await build(), { parsed: 2, verified: 0 });
+      assert.deepEqual(await build(), { parsed: 0, verified: 0 }, 'size in bytes, as the scan reads it');
+      // A branch switched away and back: new mtimes, the same content.
+      const later = new Date(Date.now() + 60_000);
+      for (const file of ['café.ts', 'plain.ts']) await fs.utimes(path.join(dir, file), later, later);
+      assert.deepEqual(await build(), { parsed: 0, verified: 2 });
+      assert.deepEqual(await build(), { parsed: 0, verified: 0 }, 'the renewed mtimes were saved');
+    } finally {
+      await cleanup();
+      await cache.cleanup();
+    }
+  });
+
   it('a corrupted, truncated or old cache is discarded and rebuilt', async () => {
     const cache = await tempDir();
     try {
