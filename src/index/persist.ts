@@ -145,7 +145,7 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
     raw = await fs.readFile(path.join(cacheDir, BODY_FILE), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${(error as Error).message}` };
+    return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${unreadable(error)}` };
   }
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
@@ -175,14 +175,17 @@ export async function loadSharedIndex(index: RepoIndex, file: string): Promise<L
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (error instanceof SyntaxError) return { ok: false, reason: 'not a RepoGate index cache' };
-    return {
-      ok: false,
-      reason: code === 'ENOENT' ? 'no such file' : `unreadable: ${code ?? (error as Error).message}`,
-    };
+    return { ok: false, reason: code === 'ENOENT' ? 'no such file' : `unreadable: ${unreadable(error)}` };
   }
   const result = fill(index, header, raw.slice(raw.indexOf('\n') + 1));
   if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
   return result;
+}
+
+/** Why a cache file could not be read; a RangeError is V8's limit on one string (2^29 characters). */
+function unreadable(error: unknown): string {
+  if (error instanceof RangeError) return 'too large to load as one string (over 512 MiB)';
+  return (error as Error).message;
 }
 
 async function readHeader(file: string): Promise<SharedHeader> {
