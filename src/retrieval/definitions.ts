@@ -16,6 +16,8 @@ export interface DefinitionHit {
 
 const TYPE_KINDS = new Set(['class', 'interface', 'enum', 'type', 'namespace', 'module']);
 const SELF = new Set(['this', 'self', 'super']);
+/** Python also names the class itself, in a classmethod, by convention `cls`. */
+const PYTHON_SELF = new Set([...SELF, 'cls']);
 /** Re-export chains (`export * from`) are followed this deep. */
 const MAX_REEXPORT_HOPS = 4;
 /** Names that resolve to too many places are not definitions of anything in particular. */
@@ -23,6 +25,8 @@ const MAX_GLOBAL_REFS = 4;
 const NO_FILES: ReadonlySet<string> = new Set();
 /** Embedded types followed for a member (Go): a type embedding one that embeds another is as deep as code goes. */
 const MAX_EMBEDDING_DEPTH = 2;
+/** Python bases followed for a member: a mixin of a base of a base is common, a longer line of them rare. */
+const MAX_BASE_DEPTH = 4;
 /** Types named in a packed outline's signatures are followed one more hop, at this share of its score. */
 const SECOND_HOP = 0.5;
 /** Definitions handed to fusion: about four times the snippets a 2,000-character budget holds, so packing chooses. */
@@ -86,6 +90,8 @@ export class DefinitionRetriever {
   private readonly moduleBound = new Map<string, Map<string, string[]>>();
   /** Per Go folder, package clause and test-ness, the paths of the package's files (see `packageOf`). */
   private readonly packages = new Map<string, ReadonlySet<string>>();
+  /** The names a method's body calls its own object (or class) by. */
+  private readonly selfNames: ReadonlySet<string>;
 
   private constructor(
     private readonly index: RepoIndex,
@@ -93,6 +99,7 @@ export class DefinitionRetriever {
     text: string,
   ) {
     this.local = scanLocalDeclarations(text, facts.language === 'go');
+    this.selfNames = facts.language === 'python' ? PYTHON_SELF : SELF;
   }
 
   static retrieve(index: RepoIndex, facts: FileFacts, text: string, query: RetrievalQuery): DefinitionHit[] {
@@ -141,7 +148,7 @@ export class DefinitionRetriever {
       // `this.` and `super.` reach inherited members: the supertypes' outlines matter even before they are typed.
       const selfWeight = Math.max(
         MIN_SELF_WEIGHT,
-        ...query.anchors.filter((a) => SELF.has(a.name)).map((a) => a.weight),
+        ...query.anchors.filter((a) => this.selfNames.has(a.name)).map((a) => a.weight),
       );
       for (const superName of supertypes(enclosing.signature)) {
         for (const ref of this.resolveName(superName, this.facts.path))
@@ -191,7 +198,7 @@ export class DefinitionRetriever {
    */
   private resolveAnchor(anchor: Anchor, enclosing: SymbolInfo | undefined): [SymbolRef, string, number][] {
     const { name, chain } = anchor;
-    if (SELF.has(name) || BUILTIN_TYPES.has(name)) return [];
+    if (this.selfNames.has(name) || BUILTIN_TYPES.has(name)) return [];
     const out: [SymbolRef, string, number][] = [];
     let types: SymbolRef[] = this.typesOfHead(chain[0], enclosing);
     for (const ref of types) out.push([ref, `type of ${chain[0]}`, 0]);
@@ -238,7 +245,7 @@ export class DefinitionRetriever {
 
   /** The types a chain's first identifier has: `this`'s class, a declared or constructed type, a call's result. */
   private typesOfHead(head: string, enclosing: SymbolInfo | undefined, depth = 0): SymbolRef[] {
-    if (SELF.has(head)) {
+    if (this.selfNames.has(head)) {
       return enclosing ? [{ path: this.facts.path, symbol: enclosing }] : [];
     }
     const refs: SymbolRef[] = [];
@@ -251,7 +258,7 @@ export class DefinitionRetriever {
         const modules = links.length > 1 ? this.moduleBindings(this.facts.path).get(links[0]) : undefined;
         // `pkg.New()`, `ns.create()`: the result of the function the module exports.
         let types = modules
-          ? modules.flatMap((m) => this.exportedFrom(m, links[1], 0)).flatMap((ref) => this.resultTypes(ref))
+          ? modules.flatMap((m) => this.exportedFrom(m, links[1], 0)).flatMap((ref) => this.callResult(ref))
           : links.length > 1
             ? this.typesOfHead(links[0], enclosing, depth + 1)
             : this.functionResult(links[0]);
@@ -265,7 +272,12 @@ export class DefinitionRetriever {
 
   /** The result type of a function imported into this file (`const x = makeThing()`). */
   private functionResult(name: string): SymbolRef[] {
-    return this.resolveName(name, this.facts.path).flatMap((ref) => this.resultTypes(ref));
+    return this.resolveName(name, this.facts.path).flatMap((ref) => this.callResult(ref));
+  }
+
+  /** What calling `ref` yields: a class called is constructed (Python's `x = Pool()`), a function its result. */
+  private callResult(ref: SymbolRef): SymbolRef[] {
+    return ref.symbol.kind === 'class' ? [ref] : this.resultTypes(ref);
   }
 
   /** The types a function's or method's signature states as its result. */
@@ -290,7 +302,8 @@ export class DefinitionRetriever {
 
   /**
    * Where member `member` of the type `owner` is declared: in the type's file, in another file of its Go package
-   * (a method is declared in any of them), or in a type it embeds (Go promotes the embedded type's members).
+   * (a method is declared in any of them), in a type it embeds (Go promotes the embedded type's members), or in a
+   * Python base class or mixin, in the order of the bases as written (depth first, as the MRO of a simple hierarchy).
    */
   private findMember(owner: SymbolRef, member: string, depth = 0): FoundMember | undefined {
     const facts = owner.path === this.facts.path ? this.facts : this.index.facts(owner.path);
@@ -308,10 +321,12 @@ export class DefinitionRetriever {
           .find((r) => r.symbol.container === owner.symbol.name && r.path !== owner.path && pkg.has(r.path))
       : undefined;
     if (method) return { path: method.path, types: [], symbol: method.symbol, own: false };
-    if (depth >= MAX_EMBEDDING_DEPTH) return undefined;
-    for (const field of members.embedded.get(owner.symbol.name) ?? []) {
-      for (const embedded of this.resolveName(field, owner.path)) {
-        const found = this.findMember(embedded, member, depth + 1);
+    const python = facts.language === 'python';
+    if (depth >= (python ? MAX_BASE_DEPTH : MAX_EMBEDDING_DEPTH)) return undefined;
+    const inherited = python ? supertypes(owner.symbol.signature) : (members.embedded.get(owner.symbol.name) ?? []);
+    for (const base of inherited) {
+      for (const ref of this.resolveName(base, owner.path)) {
+        const found = this.findMember(ref, member, depth + 1);
         if (found) return { ...found, own: false };
       }
     }

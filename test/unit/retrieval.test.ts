@@ -338,6 +338,105 @@ describe('retrieval', () => {
     });
   });
 
+  describe('Python names (fixture pytasks: a task queue with mixins, a base service, a stub and re-exports)', () => {
+    const PYTASKS = path.join(FIXTURES, 'repos', 'pytasks');
+    let tasks: RepoIndex;
+    before(async () => {
+      tasks = new RepoIndex(PYTASKS);
+      await buildIndex(tasks, { root: PYTASKS });
+    });
+    after(() => tasks.dispose());
+
+    /** The definition hits for `file` cut after `prefix`, which the cut keeps of row `row`. */
+    const hitsAt = (file: string, row: number, prefix: string) => {
+      const lines = readFileSync(path.join(PYTASKS, file), 'utf8').split('\n');
+      assert.ok(lines[row].startsWith(prefix), lines[row]);
+      const text = [...lines.slice(0, row), prefix].join('\n');
+      const { facts, query } = retrievalContext(tasks, {
+        path: file,
+        text,
+        cursor: { line: row, character: prefix.length },
+      });
+      return DefinitionRetriever.retrieve(tasks, facts, text, query);
+    };
+    const show = (hits: { chunk: { path: string }; why: string }[]) =>
+      hits.map((h) => `${h.chunk.path}: ${h.why}`).join('\n');
+    const has = (hits: ReturnType<typeof hitsAt>, file: string, why: string, text: string) =>
+      assert.ok(
+        hits.some((h) => h.chunk.path === file && h.why === why && h.chunk.text.includes(text)),
+        `${file}: ${why}\n${show(hits)}`,
+      );
+
+    it('types an attribute by its construction in __init__', () => {
+      has(
+        hitsAt('tasks/worker.py', 12, '        self.pool.'),
+        'tasks/pool.py',
+        'type of self.pool',
+        'def terminate_job',
+      );
+    });
+
+    it("finds a method of self in a mixin, and in a base class's base in another file", () => {
+      has(
+        hitsAt('tasks/worker.py', 13, '        self.log_event('),
+        'tasks/mixins.py',
+        'log_event, member of Worker',
+        'def log_event(self, event, **fields)',
+      );
+      // Worker(LoggingMixin, Service), Service(ConsumerMixin): two classes up.
+      has(
+        hitsAt('tasks/worker.py', 14, '        self.drain_events('),
+        'tasks/mixins.py',
+        'drain_events, member of Worker',
+        'def drain_events(self, timeout=None)',
+      );
+    });
+
+    it('types an attribute a base class assigns, and follows the chain through it', () => {
+      const hits = hitsAt('tasks/worker.py', 15, '        self.app.conf.');
+      has(hits, 'tasks/app.py', 'type of self.app', 'def send_task');
+      has(hits, 'tasks/app.py', 'type of self.app.conf', 'def find_value_for_key');
+    });
+
+    it('reads cls in a classmethod as the class', () => {
+      has(
+        hitsAt('tasks/worker.py', 20, '        timeout = cls.default_timeout('),
+        'tasks/mixins.py',
+        'default_timeout, member of Worker',
+        'def default_timeout(cls)',
+      );
+    });
+
+    it("offers a module's assignments through `from . import states`", () => {
+      has(
+        hitsAt('tasks/worker.py', 13, "        self.log_event('revoked', state=states."),
+        'tasks/states.py',
+        'exports of a namespace import (from . import states)',
+        "REVOKED = 'REVOKED'",
+      );
+    });
+
+    it("resolves a name re-exported by a package's __init__.py to its definition", () => {
+      has(
+        hitsAt('app/main.py', 5, '    return signature.'),
+        'tasks/core.py',
+        'type of signature',
+        'def apply_async(self, countdown=None)',
+      );
+    });
+
+    it('resolves names from a compiled module to the .pyi stub beside it', () => {
+      const hits = hitsAt('tasks/hashing.py', 5, '    buffer.');
+      has(hits, 'tasks/_speedups.pyi', 'type of buffer', 'def pop_oldest(self) -> bytes: ...');
+      has(
+        hitsAt('tasks/hashing.py', 6, '    return fast_hash('),
+        'tasks/_speedups.pyi',
+        'definition of fast_hash',
+        'def fast_hash',
+      );
+    });
+  });
+
   it('shows what followed the code most similar to the lines before the cursor', async () => {
     // A 40-line function whose first 20 lines read like the current file's, then a call it makes next.
     const similar = Array.from({ length: 20 }, (_, i) => `  const ledger${i} = accounts.tally${i}(journal, period);`);
