@@ -535,7 +535,7 @@ export class DefinitionRetriever {
       this.hits.set(chunk.id, { chunk, score: weight, why: `exports of a namespace import (${header})` });
   }
 
-  private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk): DefinitionHit | undefined {
+  private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk, baseDepth = 0): DefinitionHit | undefined {
     if (ref.path === this.facts.path) return undefined;
     const isType = TYPE_KINDS.has(ref.symbol.kind);
     // A type's outline lists the members the next line may name; of a function or variable the line needs
@@ -549,6 +549,11 @@ export class DefinitionRetriever {
     if (known && known.score >= score) return known;
     const hit = { chunk, score, why };
     this.hits.set(chunk.id, hit);
+    // A Python class's outline lists its own members only; what it inherits its bases' outlines list.
+    if (!given && ref.symbol.kind === 'class' && /\.pyi?$/.test(ref.path) && baseDepth < MAX_BASE_DEPTH)
+      for (const base of supertypes(ref.symbol.signature))
+        for (const baseRef of this.resolveName(base, ref.path))
+          this.offer(baseRef, weight * SUPERTYPE_SHARE, `base ${base} of ${ref.symbol.name}`, undefined, baseDepth + 1);
     return hit;
   }
 }

@@ -398,6 +398,15 @@ describe('retrieval', () => {
       has(hits, 'tasks/app.py', 'type of self.app.conf', 'def find_value_for_key');
     });
 
+    it("offers a class's bases with its outline: they list the members it inherits", () => {
+      has(
+        hitsAt('tasks/worker.py', 15, '        self.app.conf.'),
+        'tasks/settings.py',
+        'base BaseSettings of Settings',
+        'def getbool(self, name, default=False)',
+      );
+    });
+
     it('reads cls in a classmethod as the class', () => {
       has(
         hitsAt('tasks/worker.py', 20, '        timeout = cls.default_timeout('),
