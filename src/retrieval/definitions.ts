@@ -367,10 +367,9 @@ export class DefinitionRetriever {
   private resolveNameOnce(name: string, fromPath: string): SymbolRef[] {
     const fromFacts = fromPath === this.facts.path ? this.facts : this.index.facts(fromPath);
     if (!fromFacts) return [];
+    // The current file's own declarations are not offered (`offer`), but a member chain is typed through them.
     const declaredHere = topLevel(fromFacts, name);
-    if (declaredHere.length) {
-      return fromPath === this.facts.path ? [] : declaredHere.map((symbol) => ({ path: fromPath, symbol }));
-    }
+    if (declaredHere.length) return declaredHere.map((symbol) => ({ path: fromPath, symbol }));
     for (const { binding, targets, at } of importsOf(this.index.imports(fromPath)).named.get(name) ?? []) {
       const imported = binding.imported[at];
       const refs: SymbolRef[] = [];

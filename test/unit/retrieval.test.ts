@@ -407,6 +407,15 @@ describe('retrieval', () => {
       );
     });
 
+    it("types a chain through a class of the file's own", () => {
+      has(
+        hitsAt('tasks/engine.py', 13, '        return self._slot.pool.'),
+        'tasks/pool.py',
+        'type of self._slot.pool',
+        'def maintain_pool',
+      );
+    });
+
     it('reads cls in a classmethod as the class', () => {
       has(
         hitsAt('tasks/worker.py', 20, '        timeout = cls.default_timeout('),
