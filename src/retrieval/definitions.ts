@@ -141,6 +141,9 @@ export class DefinitionRetriever {
           for (const target of modules) this.offerModule(target, header, declaring.includes(target) ? weight : floor);
         } else {
           for (const ref of this.resolveName(name, this.facts.path)) this.offer(ref, IMPORT_WEIGHT, `imported ${name}`);
+          // An imported instance (an application object) is used through its type's members.
+          for (const ref of this.importedInstanceTypes(name))
+            this.offer(ref, IMPORT_WEIGHT, `type of imported ${name}`);
         }
       });
     }
@@ -250,6 +253,7 @@ export class DefinitionRetriever {
     }
     const refs: SymbolRef[] = [];
     for (const typeName of this.declaredTypes(head)) refs.push(...this.resolveName(typeName, this.facts.path));
+    if (refs.length === 0) refs.push(...this.importedInstanceTypes(head));
     const callee = this.local.calls.get(head);
     if (refs.length === 0 && depth < 2 && callee) {
       // `const x = a.b.c(...)`: x has the return type of the call.
@@ -268,6 +272,18 @@ export class DefinitionRetriever {
       }
     }
     return refs.slice(0, 4);
+  }
+
+  /** An imported module-level instance (`from proj.celery import app`, there `app = Celery()`): the type given it there. */
+  private importedInstanceTypes(name: string): SymbolRef[] {
+    return this.resolveName(name, this.facts.path)
+      .filter((ref) => ref.path !== this.facts.path && ref.symbol.kind === 'variable')
+      .flatMap((ref) =>
+        (this.index.facts(ref.path)?.types ?? [])
+          .filter((t) => t.name === ref.symbol.name && t.container === undefined)
+          .flatMap((t) => t.typeNames.filter((n) => !BUILTIN_TYPES.has(n)))
+          .flatMap((typeName) => this.resolveName(typeName, ref.path)),
+      );
   }
 
   /** The result type of a function imported into this file (`const x = makeThing()`). */

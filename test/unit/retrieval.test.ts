@@ -416,6 +416,31 @@ describe('retrieval', () => {
       );
     });
 
+    it('types an imported application object by the construction its module assigns it', () => {
+      has(
+        hitsAt('tasks/beat.py', 4, '    return current_app.'),
+        'tasks/app.py',
+        'type of current_app',
+        'def send_task',
+      );
+    });
+
+    it('offers the type of an imported instance that no nearby line names, at the import floor', async () => {
+      const text = `from app import current_app\n${'\n'.repeat(70)}def tick():\n    return `;
+      const files = {
+        'app.py': 'class Celery:\n    def send_task(self, name):\n        return name\n\n\ncurrent_app = Celery()\n',
+      };
+      await withRepo({ ...files, 'beat.py': text }, (repo) => {
+        const cursor = { line: 72, character: 11 };
+        const { facts, query } = retrievalContext(repo, { path: 'beat.py', text, cursor });
+        const hits = DefinitionRetriever.retrieve(repo, facts, text, query);
+        assert.ok(
+          hits.some((h) => h.chunk.path === 'app.py' && h.why === 'type of imported current_app'),
+          show(hits),
+        );
+      });
+    });
+
     it('reads cls in a classmethod as the class', () => {
       has(
         hitsAt('tasks/worker.py', 20, '        timeout = cls.default_timeout('),
