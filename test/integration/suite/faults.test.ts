@@ -84,6 +84,7 @@ const PLACES: [file: string, line: number, prefix: string][] = [
   ['src/db/userRepo.ts', 11, '    this.db.'],
   ['src/db/userRepo.ts', 15, '    return this.db.query'],
   ['src/models/user.ts', 8, '  return email.'],
+  ['src/db/userRepo.ts', 11, '    this.db.insert('],
 ];
 let nextPlace = 0;
 
