@@ -27,12 +27,17 @@ export interface ProjectLayout {
   rustCrates: readonly string[];
   /** Package directory suffix ('com/x') → directories holding .java files that end with it. */
   javaDirs: ReadonlyMap<string, readonly string[]>;
+  /** Directories holding a package.json, go.mod, setup.py, pyproject.toml or Cargo.toml: where projects start. */
+  projectDirs: readonly string[];
 }
 
 /** Resolution probes the index's current file set through this, never the disk. */
 export type HasFile = (rel: string) => boolean;
 
 const READ_CONCURRENCY = 16;
+
+/** The files that make their directory a project's root (projects.ts). */
+const PROJECT_MANIFESTS = ['package.json', 'go.mod', 'setup.py', 'pyproject.toml', 'Cargo.toml'];
 
 /**
  * Reads configuration in every directory that holds (or is an ancestor of) an indexed file: the index may list
@@ -73,6 +78,7 @@ export async function loadProjectLayout(
   const tsJobs: Promise<TsConfigPaths>[] = [];
   const goJobs: Promise<GoModule | undefined>[] = [];
   const rustCrates: string[] = [];
+  const projectDirs: string[] = [];
   const tsCache = new Map<string, Promise<RawTsOptions>>();
   configDirs.forEach((dir, i) => {
     const names = new Set(listings[i]);
@@ -83,6 +89,7 @@ export async function loadProjectLayout(
     if (names.has('go.mod')) goJobs.push(readGoMod(path.join(abs, 'go.mod'), dir));
     if (names.has('setup.py') || names.has('pyproject.toml')) pythonRoots.add(dir);
     if (names.has('Cargo.toml')) rustCrates.push(dir);
+    if (PROJECT_MANIFESTS.some((name) => names.has(name))) projectDirs.push(dir);
   });
 
   const packages = new Map<string, WorkspacePackage>();
@@ -106,6 +113,7 @@ export async function loadProjectLayout(
     pythonRoots: [...pythonRoots].sort(),
     rustCrates: rustCrates.sort((a, b) => depth(b) - depth(a)),
     javaDirs: indexJavaDirs(javaFileDirs),
+    projectDirs,
   };
 }
 

@@ -3,6 +3,7 @@ import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
 import { LexicalIndex, type LexicalHit } from './lexical';
 import { SourceParser } from './parser';
+import type { ProjectRoots } from './projects';
 import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
@@ -115,6 +116,11 @@ export class RepoIndex {
   moveTo(roots: WorkspaceRoots): void {
     if (!this.currentRoots.keepsKeysOf(roots)) throw new Error('the new folders do not keep the index paths');
     this.currentRoots = roots;
+  }
+
+  /** Where the index's projects start, as the layout last read knows them (projects.ts). */
+  get projectRoots(): ProjectRoots {
+    return { dirs: this.layout?.projectDirs ?? [], multiRoot: this.currentRoots.multiple };
   }
 
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
