@@ -8,6 +8,8 @@ import { languageForPath } from '../index/languages';
 import { SourceParser } from '../index/parser';
 import { isProductSource } from '../index/productPath';
 import { questionLines, sampleLines, type QuestionLine } from '../index/questionLines';
+import { comparePaths } from '../index/relPath';
+import { projectOf, type ProjectRoots } from '../index/projects';
 import type { RepoIndex } from '../index/repoIndex';
 import { seededRandom, shuffled } from '../index/seededRandom';
 import { coversAll } from './coverage';
@@ -51,6 +53,18 @@ export interface Calibration {
   ms: number;
 }
 
+/** One project's calibration (projects.ts): its own lines chose its profile. */
+export interface ProjectCalibration extends Omit<Calibration, 'ms'> {
+  project: string;
+}
+
+/** A workspace calibrated project by project; `roots` map a request's path to its project. */
+export interface WorkspaceCalibration {
+  projects: ProjectCalibration[];
+  roots: ProjectRoots;
+  ms: number;
+}
+
 export interface CalibrationOptions {
   /**
    * Lines never sampled, as `path:row` (zero-based): the benchmark's task lines, which in an editor would be the
@@ -76,26 +90,26 @@ function sampleOf(line: QuestionLine, text: string): CalibrationSample {
 }
 
 /**
- * Up to SAMPLES cross-file question lines of the repository's product files, found and sampled as `make-tasks`
- * finds and samples the benchmark's tasks (src/index/questionLines.ts): the calibration asks the kind of question the
+ * Up to SAMPLES cross-file question lines of `files` (product files, sorted), found and sampled as `make-tasks` finds
+ * and samples the benchmark's tasks (src/index/questionLines.ts): the calibration asks the kind of question the
  * benchmark measures, uniformly over the lines where people type. Files are read in a seeded order until
- * `maxLinesRead` lines are read: all of them in a repository within that budget; beyond it, a subset in which every
- * file, and so every line, is equally likely.
+ * `maxLinesRead` lines are read: all of them within that budget; beyond it, a subset in which every file, and so
+ * every line, is equally likely.
  */
-export async function calibrationSamples(
+async function readSamples(
   index: RepoIndex,
+  files: readonly string[],
   read: (path: string) => Promise<string | undefined>,
-  options: Pick<CalibrationOptions, 'exclude' | 'signal' | 'maxLinesRead'> = {},
-): Promise<CalibrationSample[]> {
+  options: Pick<CalibrationOptions, 'exclude' | 'signal'>,
+  maxLinesRead: number,
+): Promise<{ samples: CalibrationSample[]; linesRead: number }> {
   const next = seededRandom(SEED);
-  const files = [...index.files.keys()].filter(isProductSource).sort();
-  const maxLinesRead = options.maxLinesRead ?? MAX_LINES_READ;
   const texts = new Map<string, string>();
   const lines: QuestionLine[] = [];
   const parser = new SourceParser();
   let linesRead = 0;
   try {
-    for (const path of shuffled(files, next)) {
+    for (const path of shuffled([...files], next)) {
       if (options.signal?.aborted || linesRead >= maxLinesRead) break;
       const text = await read(path);
       const language = languageForPath(path);
@@ -114,7 +128,20 @@ export async function calibrationSamples(
   } finally {
     parser.dispose();
   }
-  return sampleLines(lines, SAMPLES, next).map((line) => sampleOf(line, texts.get(line.file)!));
+  const samples = sampleLines(lines, SAMPLES, next).map((line) => sampleOf(line, texts.get(line.file)!));
+  return { samples, linesRead };
+}
+
+const productFiles = (index: RepoIndex): string[] => [...index.files.keys()].filter(isProductSource).sort();
+
+/** The samples of the whole repository as one project (`readSamples`), read within `maxLinesRead` lines. */
+export async function calibrationSamples(
+  index: RepoIndex,
+  read: (path: string) => Promise<string | undefined>,
+  options: Pick<CalibrationOptions, 'exclude' | 'signal' | 'maxLinesRead'> = {},
+): Promise<CalibrationSample[]> {
+  const maxLinesRead = options.maxLinesRead ?? MAX_LINES_READ;
+  return (await readSamples(index, productFiles(index), read, options, maxLinesRead)).samples;
 }
 
 /**
@@ -132,13 +159,11 @@ export function chooseProfile(covered: ReadonlyMap<string, number>, n: number): 
  * differently) and picks the fusion unless one retriever alone covers MARGIN more of them. Yields between
  * samples, so that the index's other requests interleave with it.
  */
-export async function calibrate(
+async function measure(
   index: RepoIndex,
-  read: (path: string) => Promise<string | undefined>,
+  samples: readonly CalibrationSample[],
   options: CalibrationOptions,
-): Promise<Calibration> {
-  const started = performance.now();
-  const samples = await calibrationSamples(index, read, options);
+): Promise<Omit<Calibration, 'ms'>> {
   const covered = new Map(PROFILES.map((p) => [p.name, 0]));
   for (const sample of samples) {
     if (options.signal?.aborted) break;
@@ -153,11 +178,70 @@ export async function calibrate(
     }
   }
   const n = samples.length;
-  const profile = options.signal?.aborted ? FUSED : chooseProfile(covered, n);
   return {
-    profile,
+    profile: options.signal?.aborted ? FUSED : chooseProfile(covered, n),
     samples: n,
     recall: Object.fromEntries([...covered].map(([name, hits]) => [name, n ? hits / n : 0])),
-    ms: performance.now() - started,
   };
+}
+
+/** The repository calibrated as one project, as the benchmark cross-fits it (src/bench/bench.ts). */
+export async function calibrate(
+  index: RepoIndex,
+  read: (path: string) => Promise<string | undefined>,
+  options: CalibrationOptions,
+): Promise<Calibration> {
+  const started = performance.now();
+  const samples = await calibrationSamples(index, read, options);
+  return { ...(await measure(index, samples, options)), ms: performance.now() - started };
+}
+
+/**
+ * A project's share of the lines still to read: in proportion to its bytes among the projects still to read, so
+ * that every project's lines are about equally likely to be read. Projects go smallest first: one read whole
+ * leaves what it did not use to the larger ones after it, where the budget runs short; the total read stays within
+ * the workspace's budget but for the last file read.
+ */
+export function projectLineBudget(bytes: number, bytesLeft: number, linesLeft: number): number {
+  return bytesLeft > 0 ? Math.floor((linesLeft * bytes) / bytesLeft) : linesLeft;
+}
+
+/**
+ * Calibrates each project of the workspace (projects.ts) on its own lines, within `maxLinesRead` lines in all
+ * (`projectLineBudget`). A project of fewer than MIN_SAMPLES samples keeps the fusion. A workspace of one project
+ * reads, samples and chooses as `calibrate` does.
+ */
+export async function calibrateProjects(
+  index: RepoIndex,
+  read: (path: string) => Promise<string | undefined>,
+  options: CalibrationOptions,
+): Promise<WorkspaceCalibration> {
+  const started = performance.now();
+  const roots = index.projectRoots;
+  const byProject = new Map<string, { files: string[]; bytes: number }>();
+  for (const file of productFiles(index)) {
+    const project = projectOf(file, roots);
+    const entry = byProject.get(project) ?? byProject.set(project, { files: [], bytes: 0 }).get(project)!;
+    entry.files.push(file);
+    entry.bytes += index.files.get(file)!.size;
+  }
+  const order = [...byProject].sort(([a, x], [b, y]) => x.bytes - y.bytes || comparePaths(a, b));
+  let bytesLeft = order.reduce((sum, [, p]) => sum + p.bytes, 0);
+  let linesLeft = options.maxLinesRead ?? MAX_LINES_READ;
+  const projects: ProjectCalibration[] = [];
+  for (const [project, { files, bytes }] of order) {
+    const budget = projectLineBudget(bytes, bytesLeft, linesLeft);
+    const { samples, linesRead } = await readSamples(index, files, read, options, budget);
+    bytesLeft -= bytes;
+    linesLeft = Math.max(0, linesLeft - linesRead);
+    projects.push({ project, ...(await measure(index, samples, options)) });
+  }
+  return { projects, roots, ms: performance.now() - started };
+}
+
+/** The profile serving a request at `path`: its project's, the fusion while none is calibrated or chosen. */
+export function profileFor(calibrated: WorkspaceCalibration | undefined, path: string): FusionProfile {
+  if (!calibrated) return FUSED;
+  const project = projectOf(path, calibrated.roots);
+  return calibrated.projects.find((p) => p.project === project)?.profile ?? FUSED;
 }

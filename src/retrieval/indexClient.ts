@@ -1,5 +1,5 @@
 import * as path from 'path';
-import type { Calibration } from './calibration';
+import type { WorkspaceCalibration } from './calibration';
 import type { RetrievalRequest, RetrievalResult } from './types';
 import { ForkedProcess } from '../index/forkedProcess';
 import { PendingRequests } from '../index/pendingRequests';
@@ -101,8 +101,8 @@ export class IndexClient {
     return this.call({ op: 'retrieve', request });
   }
 
-  /** The fusion's calibration on the last build, once done (undefined when none ran or it was replaced). */
-  calibration(): Promise<Calibration | undefined> {
+  /** Each project's calibration on the last build, once done (undefined when none ran or it was replaced). */
+  calibration(): Promise<WorkspaceCalibration | undefined> {
     return this.call({ op: 'calibration' });
   }
 

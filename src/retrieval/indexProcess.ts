@@ -4,9 +4,8 @@ import { DEFAULTS } from '../defaults';
 import { RepoIndex } from '../index/repoIndex';
 import { WorkspaceRoots } from '../index/roots';
 import { buildIndex, FileRefresher } from '../index/workspace';
-import { calibrate, type Calibration } from './calibration';
+import { calibrateProjects, profileFor, type WorkspaceCalibration } from './calibration';
 import type { IndexReply, IndexRequest } from './indexClient';
-import { FUSED } from './profiles';
 import { retrieve } from './retrieve';
 
 /**
@@ -46,18 +45,18 @@ const send = (message: IndexReply): void => void process.send!(message);
 let index: RepoIndex | undefined;
 let refresher: FileRefresher | undefined;
 let building: AbortController | undefined;
-/** The calibration of the last build, running or done; retrieval uses its profile once it is done. */
-let calibration: { controller: AbortController; result: Promise<Calibration | undefined> } | undefined;
-let calibrated: Calibration | undefined;
+/** The calibration of the last build, running or done; retrieval uses its projects' profiles once it is done. */
+let calibration: { controller: AbortController; result: Promise<WorkspaceCalibration | undefined> } | undefined;
+let calibrated: WorkspaceCalibration | undefined;
 
-/** Starts calibrating the fusion on the freshly built index, in steps that let requests interleave. */
+/** Starts calibrating each project on the freshly built index, in steps that let requests interleave. */
 function startCalibration(target: RepoIndex): void {
   const controller = new AbortController();
   const read = async (file: string): Promise<string | undefined> => {
     const source = await target.roots.read(file);
     return 'text' in source ? source.text : undefined;
   };
-  const result = calibrate(target, read, { budget: DEFAULTS.contextBudget, signal: controller.signal }).then(
+  const result = calibrateProjects(target, read, { budget: DEFAULTS.contextBudget, signal: controller.signal }).then(
     (done) => {
       if (controller.signal.aborted) return undefined;
       calibrated = done;
@@ -115,7 +114,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
     case 'rename':
       return requireRefresher().rename(request.from, request.to);
     case 'retrieve':
-      return retrieve(requireIndex(), request.request, calibrated?.profile ?? FUSED);
+      return retrieve(requireIndex(), request.request, profileFor(calibrated, request.request.path));
     case 'calibration':
       return calibration?.result;
     case 'stats':

@@ -8,6 +8,7 @@ import { monitorEventLoopDelay } from 'perf_hooks';
 import * as vscode from 'vscode';
 import type { BuildReport } from '../index/workspace';
 import { describeTimeLeft, timeLeftMs } from '../index/progressEstimate';
+import { describeCalibration } from '../retrieval/calibrationReport';
 import type { IndexClient } from '../retrieval/indexClient';
 import type { RootFolder } from '../index/roots';
 import type { WorkspaceFolders } from './folders';
@@ -150,12 +151,7 @@ export class WorkspaceIndexer {
     }
     void this.host.client.calibration().then(
       (done) => {
-        if (!done) return;
-        const recall = Object.entries(done.recall).map(([name, r]) => `${name} ${Math.round(r * 100)}%`);
-        log.info(
-          `retrieval calibrated on ${done.samples} lines of this repository in ${Math.round(done.ms)} ms: ` +
-            `${done.profile.name === 'fused' ? 'all retrievers fused' : `${done.profile.name} alone`} (${recall.join(', ')})`,
-        );
+        if (done) log.info(describeCalibration(done));
       },
       () => undefined,
     );

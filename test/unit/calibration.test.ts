@@ -4,7 +4,17 @@ import * as path from 'path';
 import { makeTasks } from '../../src/bench/makeTasks';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex } from '../../src/index/workspace';
-import { calibrate, calibrationSamples, chooseProfile, MARGIN } from '../../src/retrieval/calibration';
+import {
+  calibrate,
+  calibrateProjects,
+  calibrationSamples,
+  chooseProfile,
+  MARGIN,
+  profileFor,
+  projectLineBudget,
+  type WorkspaceCalibration,
+} from '../../src/retrieval/calibration';
+import { describeCalibration } from '../../src/retrieval/calibrationReport';
 import { IndexClient } from '../../src/retrieval/indexClient';
 import { FUSED, PROFILES } from '../../src/retrieval/profiles';
 import { tempDir, writeFiles } from '../helpers/fixtures';
@@ -170,12 +180,98 @@ describe('calibration', () => {
         cursor: { line: 1, character: 0 },
       };
       const [calibration, retrieved] = await Promise.all([client.calibration(), client.retrieve(request)]);
-      assert.ok(calibration && calibration.samples >= 30, JSON.stringify(calibration));
-      assert.ok(PROFILES.some((p) => p.name === calibration.profile.name));
+      assert.strictEqual(calibration?.projects.length, 1, JSON.stringify(calibration));
+      const [src] = calibration.projects;
+      assert.ok(src.project === 'src' && src.samples >= 30, JSON.stringify(src));
+      assert.ok(PROFILES.some((p) => p.name === src.profile.name));
       assert.ok(retrieved.snippets.length > 0);
     } finally {
       await client.dispose();
       await cleanup();
     }
+  });
+
+  it('calibrates a workspace of one project exactly as the whole repository: same samples, same choice', async function () {
+    this.timeout(60_000);
+    await withLibraryIndex(async (index, read) => {
+      const reads: string[][] = [[], []];
+      const recording = (i: number) => async (p: string) => (reads[i].push(p), read(p));
+      const whole = await calibrate(index, recording(0), { budget: 2000, maxLinesRead: 120 });
+      const projects = await calibrateProjects(index, recording(1), { budget: 2000, maxLinesRead: 120 });
+      assert.deepStrictEqual(reads[1], reads[0]);
+      assert.strictEqual(projects.projects.length, 1);
+      const { project, ...calibration } = projects.projects[0];
+      assert.strictEqual(project, 'src');
+      assert.deepStrictEqual(calibration, { profile: whole.profile, samples: whole.samples, recall: whole.recall });
+
+      const full = await calibrate(index, read, { budget: 2000 });
+      const fullProjects = (await calibrateProjects(index, read, { budget: 2000 })).projects[0];
+      assert.deepStrictEqual(fullProjects, {
+        project: 'src',
+        profile: full.profile,
+        samples: full.samples,
+        recall: full.recall,
+      });
+    });
+  });
+
+  it('draws samples per project, within one line budget for the workspace', async function () {
+    this.timeout(60_000);
+    const twoPackages = async (root: string): Promise<void> => {
+      for (const name of ['a', 'b']) {
+        await libraryRepo(path.join(root, 'packages', name));
+        await writeFiles(root, { [`packages/${name}/package.json`]: `{"name":"${name}"}` });
+      }
+    };
+    await withLibraryIndex(async (index, read) => {
+      const lines = new Map<string, number>();
+      const recording = async (p: string): Promise<string> => {
+        const text = await read(p);
+        lines.set(p, text.split('\n').length);
+        return text;
+      };
+      const all = await calibrateProjects(index, recording, { budget: 2000 });
+      assert.deepStrictEqual(all.projects.map((p) => p.project).sort(), ['packages/a', 'packages/b']);
+      for (const p of all.projects) assert.ok(p.samples >= 30, JSON.stringify(p));
+
+      lines.clear();
+      const budget = 400;
+      await calibrateProjects(index, recording, { budget: 2000, maxLinesRead: budget });
+      const linesUnder = (prefix: string): number =>
+        [...lines].filter(([p]) => p.startsWith(prefix)).reduce((sum, [, n]) => sum + n, 0);
+      assert.ok(linesUnder('packages/a/') > 0 && linesUnder('packages/b/') > 0, JSON.stringify([...lines]));
+      const largest = Math.max(...lines.values());
+      assert.ok(linesUnder('') < budget + largest, `${linesUnder('')} lines read`);
+    }, twoPackages);
+  });
+
+  it("serves a request with its project's profile, the fusion where none was chosen or none is calibrated", () => {
+    const [lexical, similar] = ['lexical', 'similar'].map((name) => PROFILES.find((p) => p.name === name)!);
+    const recall = Object.fromEntries(PROFILES.map((p) => [p.name, 0.5]));
+    const calibrated: WorkspaceCalibration = {
+      projects: [
+        { project: 'packages/a', profile: lexical, samples: 100, recall: { ...recall, lexical: 0.7 } },
+        { project: 'packages/b', profile: similar, samples: 100, recall: { ...recall, similar: 0.65 } },
+        { project: 'tools', profile: FUSED, samples: 12, recall },
+      ],
+      roots: { dirs: ['packages/a', 'packages/b'], multiRoot: false },
+      ms: 1234,
+    };
+    assert.strictEqual(profileFor(calibrated, 'packages/a/src/x.ts'), lexical);
+    assert.strictEqual(profileFor(calibrated, 'packages/b/index.ts'), similar);
+    assert.strictEqual(profileFor(calibrated, 'tools/build.ts'), FUSED);
+    assert.strictEqual(profileFor(calibrated, 'docs/new.ts'), FUSED);
+    assert.strictEqual(profileFor(undefined, 'packages/a/src/x.ts'), FUSED);
+    assert.strictEqual(
+      describeCalibration(calibrated),
+      'retrieval calibrated on 212 lines of 3 projects in 1234 ms: packages/a: lexical alone (70%, fused 50%); ' +
+        'packages/b: similar alone (65%, fused 50%); the other 1: all retrievers fused',
+    );
+  });
+
+  it("shares the line budget by the projects' bytes, the last one taking what is left", () => {
+    assert.strictEqual(projectLineBudget(100, 400, 1000), 250);
+    assert.strictEqual(projectLineBudget(300, 300, 850), 850);
+    assert.strictEqual(projectLineBudget(0, 0, 850), 850);
   });
 });
