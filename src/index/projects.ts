@@ -5,7 +5,7 @@
  */
 import { dirOf } from './relPath';
 
-/** What `projectOf` needs: the manifest directories (ProjectLayout's `projectDirs`) and how keys are formed. */
+/** What `projectsOf` needs: the manifest directories (ProjectLayout's `projectDirs`) and how keys are formed. */
 export interface ProjectRoots {
   dirs: readonly string[];
   /** Keys start with a workspace folder's name (roots.ts, D28). */
@@ -17,11 +17,14 @@ export interface ProjectRoots {
  * is in its top folder: the workspace folder of a multi-root key, else the key's first directory, or '' (the folder
  * itself) for a file at its top.
  */
-export function projectOf(key: string, roots: ProjectRoots): string {
-  for (let dir = dirOf(key); ; dir = dirOf(dir)) {
-    if (roots.dirs.includes(dir)) return dir;
-    if (dir === '') break;
-  }
-  const slash = key.indexOf('/');
-  return slash < 0 && !roots.multiRoot ? '' : key.slice(0, slash < 0 ? undefined : slash);
+export function projectsOf(roots: ProjectRoots): (key: string) => string {
+  const dirs = new Set(roots.dirs);
+  return (key) => {
+    for (let dir = dirOf(key); ; dir = dirOf(dir)) {
+      if (dirs.has(dir)) return dir;
+      if (dir === '') break;
+    }
+    const slash = key.indexOf('/');
+    return slash < 0 && !roots.multiRoot ? '' : key.slice(0, slash < 0 ? undefined : slash);
+  };
 }

@@ -9,7 +9,7 @@ import { SourceParser } from '../index/parser';
 import { isProductSource } from '../index/productPath';
 import { questionLines, sampleLines, type QuestionLine } from '../index/questionLines';
 import { comparePaths } from '../index/relPath';
-import { projectOf, type ProjectRoots } from '../index/projects';
+import { projectsOf, type ProjectRoots } from '../index/projects';
 import type { RepoIndex } from '../index/repoIndex';
 import { seededRandom, shuffled } from '../index/seededRandom';
 import { coversAll } from './coverage';
@@ -102,31 +102,27 @@ async function readSamples(
   read: (path: string) => Promise<string | undefined>,
   options: Pick<CalibrationOptions, 'exclude' | 'signal'>,
   maxLinesRead: number,
+  parser: SourceParser,
 ): Promise<{ samples: CalibrationSample[]; linesRead: number }> {
   const next = seededRandom(SEED);
   const texts = new Map<string, string>();
   const lines: QuestionLine[] = [];
-  const parser = new SourceParser();
   let linesRead = 0;
-  try {
-    for (const path of shuffled([...files], next)) {
-      if (options.signal?.aborted || linesRead >= maxLinesRead) break;
-      const text = await read(path);
-      const language = languageForPath(path);
-      if (text === undefined || !language) continue;
-      linesRead += text.split('\n').length;
-      const tree = await parser.parse(path, language, text);
-      const declaredElsewhere = (name: string): boolean => index.declaredElsewhere(name, path);
-      const found = questionLines(path, text, tree, language.id, declaredElsewhere, true).cross.filter(
-        (line) => !options.exclude?.has(`${path}:${line.row}`),
-      );
-      parser.forget(path);
-      if (found.length === 0) continue;
-      texts.set(path, text);
-      lines.push(...found);
-    }
-  } finally {
-    parser.dispose();
+  for (const path of shuffled([...files], next)) {
+    if (options.signal?.aborted || linesRead >= maxLinesRead) break;
+    const text = await read(path);
+    const language = languageForPath(path);
+    if (text === undefined || !language) continue;
+    linesRead += text.split('\n').length;
+    const tree = await parser.parse(path, language, text);
+    const declaredElsewhere = (name: string): boolean => index.declaredElsewhere(name, path);
+    const found = questionLines(path, text, tree, language.id, declaredElsewhere, true).cross.filter(
+      (line) => !options.exclude?.has(`${path}:${line.row}`),
+    );
+    parser.forget(path);
+    if (found.length === 0) continue;
+    texts.set(path, text);
+    lines.push(...found);
   }
   const samples = sampleLines(lines, SAMPLES, next).map((line) => sampleOf(line, texts.get(line.file)!));
   return { samples, linesRead };
@@ -141,7 +137,12 @@ export async function calibrationSamples(
   options: Pick<CalibrationOptions, 'exclude' | 'signal' | 'maxLinesRead'> = {},
 ): Promise<CalibrationSample[]> {
   const maxLinesRead = options.maxLinesRead ?? MAX_LINES_READ;
-  return (await readSamples(index, productFiles(index), read, options, maxLinesRead)).samples;
+  const parser = new SourceParser();
+  try {
+    return (await readSamples(index, productFiles(index), read, options, maxLinesRead, parser)).samples;
+  } finally {
+    parser.dispose();
+  }
 }
 
 /**
@@ -218,9 +219,10 @@ export async function calibrateProjects(
 ): Promise<WorkspaceCalibration> {
   const started = performance.now();
   const roots = index.projectRoots;
+  const projectOf = projectsOf(roots);
   const byProject = new Map<string, { files: string[]; bytes: number }>();
   for (const file of productFiles(index)) {
-    const project = projectOf(file, roots);
+    const project = projectOf(file);
     const entry = byProject.get(project) ?? byProject.set(project, { files: [], bytes: 0 }).get(project)!;
     entry.files.push(file);
     entry.bytes += index.files.get(file)!.size;
@@ -229,19 +231,25 @@ export async function calibrateProjects(
   let bytesLeft = order.reduce((sum, [, p]) => sum + p.bytes, 0);
   let linesLeft = options.maxLinesRead ?? MAX_LINES_READ;
   const projects: ProjectCalibration[] = [];
-  for (const [project, { files, bytes }] of order) {
-    const budget = projectLineBudget(bytes, bytesLeft, linesLeft);
-    const { samples, linesRead } = await readSamples(index, files, read, options, budget);
-    bytesLeft -= bytes;
-    linesLeft = Math.max(0, linesLeft - linesRead);
-    projects.push({ project, ...(await measure(index, samples, options)) });
+  // One parser for all projects: each loads its grammars anew.
+  const parser = new SourceParser();
+  try {
+    for (const [project, { files, bytes }] of order) {
+      const budget = projectLineBudget(bytes, bytesLeft, linesLeft);
+      const { samples, linesRead } = await readSamples(index, files, read, options, budget, parser);
+      bytesLeft -= bytes;
+      linesLeft = Math.max(0, linesLeft - linesRead);
+      projects.push({ project, ...(await measure(index, samples, options)) });
+    }
+  } finally {
+    parser.dispose();
   }
   return { projects, roots, ms: performance.now() - started };
 }
 
-/** The profile serving a request at `path`: its project's, the fusion while none is calibrated or chosen. */
-export function profileFor(calibrated: WorkspaceCalibration | undefined, path: string): FusionProfile {
-  if (!calibrated) return FUSED;
-  const project = projectOf(path, calibrated.roots);
-  return calibrated.projects.find((p) => p.project === project)?.profile ?? FUSED;
+/** Each request's profile: its project's, the fusion for a project with none chosen. */
+export function servingProfiles(calibrated: WorkspaceCalibration): (path: string) => FusionProfile {
+  const projectOf = projectsOf(calibrated.roots);
+  const profiles = new Map(calibrated.projects.map((p) => [p.project, p.profile]));
+  return (path) => profiles.get(projectOf(path)) ?? FUSED;
 }

@@ -4,8 +4,9 @@ import { DEFAULTS } from '../defaults';
 import { RepoIndex } from '../index/repoIndex';
 import { WorkspaceRoots } from '../index/roots';
 import { buildIndex, FileRefresher } from '../index/workspace';
-import { calibrateProjects, profileFor, type WorkspaceCalibration } from './calibration';
+import { calibrateProjects, servingProfiles, type WorkspaceCalibration } from './calibration';
 import type { IndexReply, IndexRequest } from './indexClient';
+import { FUSED, type FusionProfile } from './profiles';
 import { retrieve } from './retrieve';
 
 /**
@@ -47,7 +48,7 @@ let refresher: FileRefresher | undefined;
 let building: AbortController | undefined;
 /** The calibration of the last build, running or done; retrieval uses its projects' profiles once it is done. */
 let calibration: { controller: AbortController; result: Promise<WorkspaceCalibration | undefined> } | undefined;
-let calibrated: WorkspaceCalibration | undefined;
+let profileOf: ((path: string) => FusionProfile) | undefined;
 
 /** Starts calibrating each project on the freshly built index, in steps that let requests interleave. */
 function startCalibration(target: RepoIndex): void {
@@ -59,7 +60,7 @@ function startCalibration(target: RepoIndex): void {
   const result = calibrateProjects(target, read, { budget: DEFAULTS.contextBudget, signal: controller.signal }).then(
     (done) => {
       if (controller.signal.aborted) return undefined;
-      calibrated = done;
+      profileOf = servingProfiles(done);
       return done;
     },
     // A failed calibration leaves the fusion in place: it is a refinement, never a requirement.
@@ -73,7 +74,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
     case 'build': {
       building?.abort();
       calibration?.controller.abort();
-      calibrated = undefined;
+      profileOf = undefined;
       const controller = new AbortController();
       building = controller;
       // A fresh build ("Reindex Repository") starts from an empty index, so that every file is parsed again; a
@@ -114,7 +115,7 @@ async function handle(request: IndexRequest): Promise<unknown> {
     case 'rename':
       return requireRefresher().rename(request.from, request.to);
     case 'retrieve':
-      return retrieve(requireIndex(), request.request, profileFor(calibrated, request.request.path));
+      return retrieve(requireIndex(), request.request, profileOf?.(request.request.path) ?? FUSED);
     case 'calibration':
       return calibration?.result;
     case 'stats':

@@ -10,8 +10,8 @@ import {
   calibrationSamples,
   chooseProfile,
   MARGIN,
-  profileFor,
   projectLineBudget,
+  servingProfiles,
   type WorkspaceCalibration,
 } from '../../src/retrieval/calibration';
 import { describeCalibration } from '../../src/retrieval/calibrationReport';
@@ -245,7 +245,7 @@ describe('calibration', () => {
     }, twoPackages);
   });
 
-  it("serves a request with its project's profile, the fusion where none was chosen or none is calibrated", () => {
+  it("serves a request with its project's profile, the fusion where none was chosen", () => {
     const [lexical, similar] = ['lexical', 'similar'].map((name) => PROFILES.find((p) => p.name === name)!);
     const recall = Object.fromEntries(PROFILES.map((p) => [p.name, 0.5]));
     const calibrated: WorkspaceCalibration = {
@@ -257,11 +257,11 @@ describe('calibration', () => {
       roots: { dirs: ['packages/a', 'packages/b'], multiRoot: false },
       ms: 1234,
     };
-    assert.strictEqual(profileFor(calibrated, 'packages/a/src/x.ts'), lexical);
-    assert.strictEqual(profileFor(calibrated, 'packages/b/index.ts'), similar);
-    assert.strictEqual(profileFor(calibrated, 'tools/build.ts'), FUSED);
-    assert.strictEqual(profileFor(calibrated, 'docs/new.ts'), FUSED);
-    assert.strictEqual(profileFor(undefined, 'packages/a/src/x.ts'), FUSED);
+    const profileOf = servingProfiles(calibrated);
+    assert.strictEqual(profileOf('packages/a/src/x.ts'), lexical);
+    assert.strictEqual(profileOf('packages/b/index.ts'), similar);
+    assert.strictEqual(profileOf('tools/build.ts'), FUSED);
+    assert.strictEqual(profileOf('docs/new.ts'), FUSED);
     assert.strictEqual(
       describeCalibration(calibrated),
       'retrieval calibrated on 212 lines of 3 projects in 1234 ms: packages/a: lexical alone (70%, fused 50%); ' +

@@ -1,7 +1,7 @@
 import * as assert from 'assert';
 import * as path from 'path';
 import { loadProjectLayout } from '../../src/index/projectLayout';
-import { projectOf } from '../../src/index/projects';
+import { projectsOf } from '../../src/index/projects';
 import { WorkspaceRoots } from '../../src/index/roots';
 import { tempDir, writeFiles } from '../helpers/fixtures';
 
@@ -9,28 +9,28 @@ describe('projects', () => {
   const monorepo = { dirs: ['', 'packages/app', 'packages/app/plugins/pay', 'svc', 'py/tool'], multiRoot: false };
 
   it('puts a file in the deepest directory above it with a manifest', () => {
-    assert.strictEqual(projectOf('packages/app/src/main.ts', monorepo), 'packages/app');
-    assert.strictEqual(projectOf('packages/app/plugins/pay/index.ts', monorepo), 'packages/app/plugins/pay');
-    assert.strictEqual(projectOf('svc/internal/db/db.go', monorepo), 'svc');
-    assert.strictEqual(projectOf('py/tool/tool/cli.py', monorepo), 'py/tool');
-    assert.strictEqual(projectOf('scripts/build.ts', monorepo), '');
-    assert.strictEqual(projectOf('index.ts', monorepo), '');
+    assert.strictEqual(projectsOf(monorepo)('packages/app/src/main.ts'), 'packages/app');
+    assert.strictEqual(projectsOf(monorepo)('packages/app/plugins/pay/index.ts'), 'packages/app/plugins/pay');
+    assert.strictEqual(projectsOf(monorepo)('svc/internal/db/db.go'), 'svc');
+    assert.strictEqual(projectsOf(monorepo)('py/tool/tool/cli.py'), 'py/tool');
+    assert.strictEqual(projectsOf(monorepo)('scripts/build.ts'), '');
+    assert.strictEqual(projectsOf(monorepo)('index.ts'), '');
   });
 
   it('puts a file under no manifest in its top folder', () => {
     const bare = { dirs: ['lib/go'], multiRoot: false };
-    assert.strictEqual(projectOf('src/a/b.ts', bare), 'src');
-    assert.strictEqual(projectOf('lib/other/x.py', bare), 'lib');
-    assert.strictEqual(projectOf('lib/go/x.go', bare), 'lib/go');
-    assert.strictEqual(projectOf('main.go', bare), '');
+    assert.strictEqual(projectsOf(bare)('src/a/b.ts'), 'src');
+    assert.strictEqual(projectsOf(bare)('lib/other/x.py'), 'lib');
+    assert.strictEqual(projectsOf(bare)('lib/go/x.go'), 'lib/go');
+    assert.strictEqual(projectsOf(bare)('main.go'), '');
   });
 
   it("puts a multi-root key under no manifest in its workspace folder, else in its folder's projects", () => {
     const multi = { dirs: ['web', 'api/cmd/server'], multiRoot: true };
-    assert.strictEqual(projectOf('web/src/app.ts', multi), 'web');
-    assert.strictEqual(projectOf('api/cmd/server/main.go', multi), 'api/cmd/server');
-    assert.strictEqual(projectOf('api/internal/x.go', multi), 'api');
-    assert.strictEqual(projectOf('api/top.go', multi), 'api');
+    assert.strictEqual(projectsOf(multi)('web/src/app.ts'), 'web');
+    assert.strictEqual(projectsOf(multi)('api/cmd/server/main.go'), 'api/cmd/server');
+    assert.strictEqual(projectsOf(multi)('api/internal/x.go'), 'api');
+    assert.strictEqual(projectsOf(multi)('api/top.go'), 'api');
   });
 
   it('reads the manifest directories into the layout, for one folder and for several', async () => {
