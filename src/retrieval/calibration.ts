@@ -200,8 +200,9 @@ export async function calibrate(
 /**
  * A project's share of the lines still to read: in proportion to its bytes among the projects still to read, so
  * that every project's lines are about equally likely to be read. Projects go smallest first: one read whole
- * leaves what it did not use to the larger ones after it, where the budget runs short; the total read stays within
- * the workspace's budget but for the last file read.
+ * leaves what it did not use to the larger ones after it, where the budget runs short. A project may read one file
+ * past its share, which the ones after it then lack: the total stays within the workspace's budget but for the one
+ * file that crosses it.
  */
 export function projectLineBudget(bytes: number, bytesLeft: number, linesLeft: number): number {
   return bytesLeft > 0 ? Math.floor((linesLeft * bytes) / bytesLeft) : linesLeft;
@@ -231,7 +232,7 @@ export async function calibrateProjects(
   let bytesLeft = order.reduce((sum, [, p]) => sum + p.bytes, 0);
   let linesLeft = options.maxLinesRead ?? MAX_LINES_READ;
   const projects: ProjectCalibration[] = [];
-  // One parser for all projects: each loads its grammars anew.
+  // One parser for every project: a new one would load its grammars again.
   const parser = new SourceParser();
   try {
     for (const [project, { files, bytes }] of order) {
