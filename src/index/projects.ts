@@ -1,5 +1,5 @@
 /**
- * The project a file belongs to (decisions R27, docs/decisions-retrieval.md): the deepest directory above it holding
+ * The project a file belongs to (decisions R28, docs/decisions-retrieval.md): the deepest directory above it holding
  * a package.json, go.mod, setup.py, pyproject.toml or Cargo.toml, else its top folder. Calibration chooses a
  * profile per project, and a request is served by its project's.
  */
