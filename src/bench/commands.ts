@@ -1,5 +1,6 @@
 /** The benchmark commands of `repogate`: make-tasks, bench (retrieval and generation), replay, speed, make-shape. */
 import { promises as fs } from 'fs';
+import type { PromptLayout } from '../model/promptBudget';
 import { GATE_POLICIES, isGatePolicy, type GatePolicyName } from '../gate/gate';
 import { defaultThreads } from '../model/codeModel';
 import { UsageError } from '../cli/cliError';
@@ -38,6 +39,7 @@ export const BENCH_OPTIONS = {
   lines: { type: 'string', default: '6' },
   keystrokes: { type: 'string', default: '12' },
   context: { type: 'string' },
+  layout: { type: 'string' },
 } as const;
 
 type BenchFlags = FlagsOf<typeof BENCH_OPTIONS>;
@@ -103,6 +105,12 @@ function gatePolicies(list: string): GatePolicyName[] {
   return gates as GatePolicyName[];
 }
 
+/** --layout: the engine's choice from the measured speed (auto, the default), or one layout forced. */
+function layoutOf(value: string | undefined): PromptLayout | 'auto' {
+  if (value === undefined || value === 'auto' || value === 'line' || value === 'cursor') return value ?? 'auto';
+  throw new UsageError(`--layout ${value}: not a layout (auto, line, cursor)`);
+}
+
 async function speedCommand(args: string[], flags: BenchFlags): Promise<number> {
   const threads = threadsOf(flags);
   noMoreThan('speed', args, 0);
@@ -114,6 +122,7 @@ async function speedCommand(args: string[], flags: BenchFlags): Promise<number> 
     lines: wholeNumber('lines', flags.lines, 1, 6)!,
     keystrokes: wholeNumber('keystrokes', flags.keystrokes, 1, 12)!,
     gates: flags.gate ? gatePolicies(flags.gate) : undefined,
+    layout: layoutOf(flags.layout),
     log,
   });
   process.stdout.write(`${JSON.stringify(report, null, flags.json ? undefined : 2)}\n`);
@@ -167,7 +176,8 @@ export const BENCH_COMMANDS: readonly Command<BenchFlags>[] = [
   },
   {
     name: 'speed',
-    usage: `  speed [--model PATH] [--repo DIR] [--threads N] [--context N] [--lines N] [--keystrokes N] [--gate never,...] [--json]
+    usage: `  speed [--model PATH] [--repo DIR] [--threads N] [--context N] [--lines N] [--keystrokes N] [--gate never,...]
+        [--layout auto|line|cursor] [--json]
                                                  the engine's speed with one model: load, forward floor, typing
                                                  replay with and without cross-file context, gate cost
 `,

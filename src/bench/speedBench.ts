@@ -8,6 +8,7 @@
  * another as new code is written, so a line start follows a finished line.
  */
 import { promises as fs } from 'fs';
+import type { PromptLayout } from '../model/promptBudget';
 import * as os from 'os';
 import * as path from 'path';
 import {
@@ -75,6 +76,8 @@ export interface SpeedOptions {
   keystrokes: number;
   /** The replays besides `never` (the baseline, always run): default token, heuristic and always. */
   gates?: readonly GatePolicyName[];
+  /** The prompt layout: the engine's own choice from the measured speed ('auto'), or one forced to compare both. */
+  layout: PromptLayout | 'auto';
   log(line: string): void;
 }
 
@@ -130,6 +133,7 @@ export async function runSpeedBench(options: SpeedOptions): Promise<SpeedReport>
         retrieve: retrieveFn,
         budget: { generationTokens: REPLAY_GENERATION_TOKENS },
         contextBudget: CC_CHARS,
+        layout: options.layout,
       });
       const result = await typeAlong(model, engine, lines, options.keystrokes);
       options.log(`${gate}: ${JSON.stringify(result.score)}`);

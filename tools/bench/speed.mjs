@@ -5,7 +5,8 @@
 // stdout line is one JSON object: {"device","threads","shapes":{"<name>":{load_ms, rss_mb, forward_ms, ...}}}.
 // Threads default to the extension's own default (half the cores, at least one).
 // Usage: npm run bench:speed [-- --shapes a,b] [-- --threads N] [-- --repo DIR] [-- --lines N] [-- --keystrokes N]
-//   [-- --gate never,always] (the replays to run; `never`, the baseline, always runs)
+//   [-- --gate never,always] (the replays to run; `never`, the baseline, always runs) [-- --layout auto|line|cursor]
+//   (auto, the default: the engine chooses from the measured speed; line or cursor force one, to compare both)
 import { execFileSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
 import { freemem } from 'os';
@@ -14,7 +15,7 @@ import { cli, option, root } from './args.mjs';
 
 /** The two shapes a 2-core run measures fully in ~10 minutes; larger ones on request. */
 const shapes = option('--shapes', 'qwen2.5-coder-0.5b,repoformer-1b').split(',');
-const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context', '--gate'].flatMap((name) =>
+const passed = ['--threads', '--repo', '--lines', '--keystrokes', '--context', '--gate', '--layout'].flatMap((name) =>
   option(name) ? [name, option(name)] : [],
 );
 /** A model needs its file mapped plus KV cache and buffers: this much more free memory than the file. */
