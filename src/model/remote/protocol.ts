@@ -95,8 +95,12 @@ export function topFrom(
 ): Omit<TopProbabilities, 'cost'> {
   const probabilities = new Map<number, number>();
   for (const e of entries) probabilities.set(e.id, e.probability);
-  const last = entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : undefined;
-  return { probabilities, unlistedAtMost: last ?? 0 };
+  return { probabilities, unlistedAtMost: kthProbability(entries, k) };
+}
+
+/** The k-th probability of a full top-k list (every token left out has at most this), 0 for a shorter list. */
+function kthProbability(entries: readonly { probability: number }[], k: number): number {
+  return entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : 0;
 }
 
 /** A top-k list whose entries name tokens by text; entries the local vocabulary cannot map are left out. */
@@ -105,16 +109,13 @@ export function topFromTexts(
   k: number,
   vocabulary: Vocabulary,
 ): Omit<TopProbabilities, 'cost'> {
-  const top = topFrom(
-    entries.flatMap((e) => {
-      const id = vocabulary.idOf(e.text);
-      return id === undefined ? [] : [{ id, probability: e.probability }];
-    }),
-    k,
-  );
+  const probabilities = new Map<number, number>();
+  for (const e of entries) {
+    const id = vocabulary.idOf(e.text);
+    if (id !== undefined) probabilities.set(id, e.probability);
+  }
   // The bound comes from the whole list the server sent, mapped or not.
-  const last = entries.length >= k ? Math.min(...entries.map((e) => e.probability)) : undefined;
-  return { probabilities: top.probabilities, unlistedAtMost: last ?? 0 };
+  return { probabilities, unlistedAtMost: kthProbability(entries, k) };
 }
 
 /** A prompt's cost from the server's count of tokens it took from its cache. */

@@ -65,6 +65,8 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
   private verified = false;
   /** The family as the GGUF declares it; `info.family` loses its gate where the server gives no probabilities. */
   private readonly family: ModelInfo['family'];
+  /** Every control token's spelling by id (what a text prompt spells out). */
+  private readonly controlTexts: ReadonlyMap<number, string>;
 
   private constructor(
     readonly info: ModelInfo & { server: ServerInfo },
@@ -72,10 +74,12 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
     private readonly protocol: ServerProtocol,
     private readonly onProblem: (problem: Problem | undefined) => void,
     private readonly firstToken: number | undefined,
-    private readonly controls: ReadonlyMap<number, string>,
+    /** Every control token's id by spelling (the GGUF's token types). */
+    private readonly controlIds: ReadonlyMap<string, number>,
   ) {
     super(info.family, (text) => vocabulary.tokenize(text, false), firstToken);
     this.family = info.family;
+    this.controlTexts = new Map([...controlIds].map(([text, id]) => [id, text]));
     this.session = new RemoteSession(this, protocol);
   }
 
@@ -136,8 +140,7 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
       server: { engine: server.engine, url: http.url, model: located?.name ?? server.model },
     };
     contextSize = info.contextSize;
-    const ids = new Map([...controls].map(([text, id]) => [id, text]));
-    const model = new RemoteModel(info, vocabulary, protocol, onProblem, bos, ids);
+    const model = new RemoteModel(info, vocabulary, protocol, onProblem, bos, controls);
     protocol.bind?.(model.textVocabulary());
     await model.ready().catch((error: unknown) => model.failed(error));
     info.loadMs = performance.now() - started;
@@ -176,13 +179,12 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
 
   /** The local vocabulary as a text-speaking protocol needs it. */
   private textVocabulary(): Vocabulary {
-    const specials = this.family.specials;
     const stopTexts = this.stopTexts();
     return {
       promptText: (tokens) => this.promptTextFor(tokens),
       idOf: (text) => {
-        const special = specials.get(text) ?? this.controlId(text);
-        if (special !== undefined) return special;
+        const control = this.controlIds.get(text);
+        if (control !== undefined) return control;
         const ids = this.tokenize([{ text }]);
         return ids.length === 1 ? ids[0] : undefined;
       },
@@ -194,19 +196,14 @@ export class RemoteModel extends TokenizingModel implements TokenModel {
   promptTextFor(tokens: readonly number[]): string {
     return promptText(tokens, {
       detokenize: (ids, special, context) => this.vocabulary.detokenize(ids as Token[], special, context as Token[]),
-      controls: this.controls,
+      controls: this.controlTexts,
       bos: this.firstToken,
     });
   }
 
   /** The spellings of the family's end-of-completion tokens (a text stream stops at them). */
   stopTexts(): string[] {
-    return this.family.stopIds.map((id) => this.controls.get(id)).filter((t): t is string => !!t);
-  }
-
-  private controlId(text: string): number | undefined {
-    for (const [id, spelling] of this.controls) if (spelling === text) return id;
-    return undefined;
+    return this.family.stopIds.map((id) => this.controlTexts.get(id)).filter((t): t is string => !!t);
   }
 
   succeeded(): void {
