@@ -1,6 +1,7 @@
 import { createHash } from 'crypto';
 import { promises as fs } from 'fs';
 import * as path from 'path';
+import { fileLines } from './fileLines';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
@@ -139,10 +140,8 @@ export type LoadResult = { ok: true } | { ok: false; reason: string };
 /** Fills `index` from the cache; on any doubt (missing, old, corrupt, other root) it loads nothing. */
 export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<LoadResult> {
   let meta: CacheMeta;
-  let raw: string;
   try {
     meta = JSON.parse(await fs.readFile(path.join(cacheDir, META_FILE), 'utf8')) as CacheMeta;
-    raw = await fs.readFile(path.join(cacheDir, BODY_FILE), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${unreadable(error)}` };
@@ -150,7 +149,7 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
-  return fill(index, meta, raw);
+  return fill(index, meta, path.join(cacheDir, BODY_FILE), 0);
 }
 
 /**
@@ -159,41 +158,43 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
  * be any file at all).
  */
 export async function loadSharedIndex(index: RepoIndex, file: string): Promise<LoadResult> {
-  let header: SharedHeader;
-  let raw: string;
+  let header: { content: SharedHeader; bytes: number };
   try {
     header = await readHeader(file);
-    if (header?.format !== SHARED_FORMAT) return { ok: false, reason: 'not a RepoGate index cache' };
-    if (header.version !== CACHE_VERSION)
-      return { ok: false, reason: `built by index version ${header.version}, this is ${CACHE_VERSION}` };
-    if (header.layout !== index.roots.layout)
-      return {
-        ok: false,
-        reason: `built for ${describeLayout(header.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
-      };
-    raw = await fs.readFile(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (error instanceof SyntaxError) return { ok: false, reason: 'not a RepoGate index cache' };
     return { ok: false, reason: code === 'ENOENT' ? 'no such file' : `unreadable: ${unreadable(error)}` };
   }
-  const result = fill(index, header, raw.slice(raw.indexOf('\n') + 1));
+  const { content } = header;
+  if (content?.format !== SHARED_FORMAT) return { ok: false, reason: 'not a RepoGate index cache' };
+  if (content.version !== CACHE_VERSION)
+    return { ok: false, reason: `built by index version ${content.version}, this is ${CACHE_VERSION}` };
+  if (content.layout !== index.roots.layout)
+    return {
+      ok: false,
+      reason: `built for ${describeLayout(content.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
+    };
+  const result = await fill(index, content, file, header.bytes);
   if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
   return result;
 }
 
-/** Why a cache file could not be read; a RangeError is V8's limit on one string (2^29 characters). */
+/** Why a cache file could not be read; ERR_STRING_TOO_LONG is V8's limit on one string (2^29 characters). */
 function unreadable(error: unknown): string {
-  if (error instanceof RangeError) return 'too large to load as one string (over 512 MiB)';
+  if ((error as NodeJS.ErrnoException).code === 'ERR_STRING_TOO_LONG')
+    return 'a line too large to load as one string (over 512 MiB)';
   return (error as Error).message;
 }
 
-async function readHeader(file: string): Promise<SharedHeader> {
+/** A shared cache file's first line, and its length in bytes with the newline: where the body starts. */
+async function readHeader(file: string): Promise<{ content: SharedHeader; bytes: number }> {
   const handle = await fs.open(file, 'r');
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEADER_MAX_BYTES), 0, HEADER_MAX_BYTES, 0);
     const end = buffer.subarray(0, bytesRead).indexOf(10);
-    return JSON.parse(buffer.toString('utf8', 0, end < 0 ? bytesRead : end)) as SharedHeader;
+    const bytes = end < 0 ? bytesRead : end;
+    return { content: JSON.parse(buffer.toString('utf8', 0, bytes)) as SharedHeader, bytes: bytes + 1 };
   } finally {
     await handle.close();
   }
@@ -211,22 +212,53 @@ function describeLayout(layout: unknown): string {
   return 'other folders';
 }
 
-/** Checks the body against its checksum and record count, then puts every record; on any doubt, none. */
-function fill(index: RepoIndex, meta: { checksum: string; records: number }, raw: string): LoadResult {
-  if (createHash('sha256').update(raw).digest('hex') !== meta.checksum)
-    return { ok: false, reason: 'cache checksum mismatch' };
+/**
+ * Puts every record of the body (the lines of `file` from byte `start`) as it is read, then checks the whole against
+ * its checksum and record count; on any doubt it removes what it put.
+ */
+async function fill(
+  index: RepoIndex,
+  meta: { checksum: string; records: number },
+  file: string,
+  start: number,
+): Promise<LoadResult> {
+  const hash = createHash('sha256');
+  let lines = 0;
+  // A line that does not parse is remembered and the rest only hashed: a changed file is told from a corrupt one.
+  let corrupt: Error | undefined;
   try {
-    const lines = raw.split('\n');
-    if (lines.length !== meta.records + 2)
-      throw new Error(`expected ${meta.records} records, found ${lines.length - 2}`);
-    for (let i = 0; i < meta.records; i++) {
-      const { windows, ...record } = JSON.parse(lines[i]) as PersistedRecord;
-      index.put(record, false, index.decodeWindows(windows ?? []));
+    for await (const line of fileLines(file, hash, start)) {
+      if (!corrupt) {
+        try {
+          putLine(index, meta.records, lines, line);
+        } catch (error) {
+          corrupt = error as Error;
+        }
+      }
+      lines++;
     }
-    index.restoreLexical(lines[meta.records]);
-    return { ok: true };
   } catch (error) {
-    for (const filePath of [...index.files.keys()]) index.remove(filePath);
-    return { ok: false, reason: `corrupt cache: ${(error as Error).message}` };
+    clear(index);
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `unreadable cache: ${unreadable(error)}` };
   }
+  let reason: string | undefined;
+  if (hash.digest('hex') !== meta.checksum) reason = 'cache checksum mismatch';
+  else if (corrupt) reason = `corrupt cache: ${corrupt.message}`;
+  else if (lines !== meta.records + 1) reason = `corrupt cache: expected ${meta.records} records, found ${lines - 1}`;
+  if (!reason) return { ok: true };
+  clear(index);
+  return { ok: false, reason };
+}
+
+/** The body's line `at`: a file record with its windows, or after the `records` of them the lexical index. */
+function putLine(index: RepoIndex, records: number, at: number, line: string): void {
+  if (at < records) {
+    const { windows, ...record } = JSON.parse(line) as PersistedRecord;
+    index.put(record, false, index.decodeWindows(windows ?? []));
+  } else if (at === records) index.restoreLexical(line);
+}
+
+function clear(index: RepoIndex): void {
+  for (const filePath of [...index.files.keys()]) index.remove(filePath);
 }
