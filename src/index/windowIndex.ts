@@ -1,3 +1,5 @@
+import { ByteWriter, VarintReader } from './varint';
+
 /**
  * Token interning shared by the window stores of one index, so that one query's ids serve all of them. Tokens are
  * never forgotten: a removed file's words cost a map entry each, and an id stays valid for every store.
@@ -84,8 +86,8 @@ const PROPOSER_MIN = 256;
 const MAX_VISITS = 20000;
 /** Candidates scored exactly at most (those sharing the most rare tokens). */
 const MAX_SCORED = 400;
-/** A token's posting list before its first window: shared, replaced on the first post. */
-const EMPTY = new Int32Array(0);
+/** Postings added since the last fold before they are folded into the encoded lists, at the least. */
+const FOLD_MIN = 1 << 16;
 
 export interface WindowIndexOptions<T> {
   /**
@@ -95,42 +97,55 @@ export interface WindowIndexOptions<T> {
   search?: { order: (a: T, aStart: number, b: T, bStart: number) => number };
   /** Dead slots tolerated beyond the live ones before a compaction (small only in tests). */
   compactAfter?: number;
+  /** New postings held apart before they are folded into the encoded lists, at the least (small only in tests). */
+  foldAfter?: number;
 }
 
 /**
  * Identifier sets of line windows, grouped by owner (a chunk, a file) under a key, searchable by Jaccard
- * similarity (RepoCoder's sparse retriever) through an inverted index: window slots in typed arrays, postings per
- * interned token, candidates proposed by the query's rarer tokens and then scored exactly. Updates replace an
- * owner's windows; removed windows leave dead slots that a compaction drops once they outnumber the live.
+ * similarity (RepoCoder's sparse retriever) through an inverted index: candidates proposed by the query's rarer
+ * tokens, then scored exactly. Updates replace an owner's windows; removed windows leave dead slots that a
+ * compaction drops once they outnumber the live.
+ *
+ * Memory is what bounds a monorepo's index (issue 41), so nothing is an object a window or a token: a window's
+ * sorted token ids are varint gaps in one byte pool; a token's postings (slots, ascending) are varint gaps in one
+ * byte array at the token's offset, and the postings added since are held apart in short lists until they
+ * outnumber the encoded ones, when both are folded into new encoded lists (each posting is re-encoded O(1) times).
  */
 export class WindowIndex<T> {
-  private postings: Int32Array[] = [];
-  private postingLength: number[] = [];
-  /** Live windows per token (postings may still hold dead slots): what decides which tokens propose. */
-  private liveCount: number[] = [];
-  /** Every slot's sorted token ids, one after another (one typed array, not one object a window). */
-  private pool = new Int32Array(1 << 16);
-  private poolLength = 0;
-  private slotOffset: number[] = [];
-  private slotLength: number[] = [];
-  /** Per slot: its owner, or undefined once removed. */
-  private slotOwner: (T | undefined)[] = [];
+  /** Every slot's sorted token ids as varint gaps, one slot after another. */
+  private pool = new ByteWriter(1 << 16);
+  private slotOffset = new Uint32Array(1 << 12);
+  private slotLength = new Uint32Array(1 << 12);
+  private slotStart = new Uint32Array(1 << 12);
   /**
    * 1 for a live slot: what the posting walk tests, since testing `slotOwner` reads each owner object (a cache miss
    * a posting, most of the search's time).
    */
   private slotLive = new Uint8Array(1 << 12);
-  private slotStart: number[] = [];
+  /** Per slot: its owner, or undefined once removed. */
+  private slotOwner: (T | undefined)[] = [];
   private readonly keySlots = new Map<string, number[]>();
   private live = 0;
+  /** Encoded postings: token id's slots as varint gaps in `postingBytes` from `postingOffset[id]` to `[id + 1]`. */
+  private postingOffset = new Uint32Array(1);
+  private postingBytes: Uint8Array = new Uint8Array(0);
+  private encodedPostings = 0;
+  /** Postings added since the last fold, per token id: slots above every encoded one, ascending. */
+  private recent = new Map<number, number[]>();
+  private recentPostings = 0;
+  /** Live windows per token id (postings may still hold dead slots): what decides which tokens propose. */
+  private liveCount = new Int32Array(1 << 12);
   private counts = new Uint16Array(0);
   private readonly compactAfter: number;
+  private readonly foldAfter: number;
 
   constructor(
     readonly vocabulary: Vocabulary,
     private readonly options: WindowIndexOptions<T> = {},
   ) {
     this.compactAfter = options.compactAfter ?? 4096;
+    this.foldAfter = options.foldAfter ?? FOLD_MIN;
   }
 
   get size(): number {
@@ -147,13 +162,9 @@ export class WindowIndex<T> {
     const slots: number[] = [];
     for (const { start, ids } of windows) {
       if (ids.length === 0) continue;
-      const slot = this.slotOwner.length;
-      this.store(ids);
-      this.slotOwner.push(owner);
-      this.markLive(slot);
-      this.slotStart.push(start);
+      const slot = this.addSlot(owner, start, ids);
       if (this.options.search) {
-        this.coverVocabulary();
+        if (this.liveCount.length < this.vocabulary.size) this.liveCount = grown(this.liveCount, this.vocabulary.size);
         for (const id of ids) {
           this.post(id, slot);
           this.liveCount[id]++;
@@ -163,6 +174,7 @@ export class WindowIndex<T> {
       this.live++;
     }
     this.keySlots.set(key, slots);
+    if (this.recentPostings > Math.max(this.foldAfter, this.encodedPostings)) this.fold();
   }
 
   remove(keys: Iterable<string>): void {
@@ -171,10 +183,7 @@ export class WindowIndex<T> {
       if (!slots) continue;
       this.keySlots.delete(key);
       for (const slot of slots) {
-        if (this.options.search) {
-          const end = this.slotOffset[slot] + this.slotLength[slot];
-          for (let i = this.slotOffset[slot]; i < end; i++) this.liveCount[this.pool[i]]--;
-        }
+        if (this.options.search) for (const id of this.slotIds(slot)) this.liveCount[id]--;
         this.slotOwner[slot] = undefined;
         this.slotLive[slot] = 0;
         this.live--;
@@ -183,12 +192,9 @@ export class WindowIndex<T> {
     if (this.slotOwner.length - this.live > Math.max(this.live, this.compactAfter)) this.compact();
   }
 
-  /** The windows held under `key`, in order (their ids are views of the pool: copy them to keep them). */
+  /** The windows held under `key`, in order. */
   windows(key: string): StoredWindow[] {
-    return (this.keySlots.get(key) ?? []).map((slot) => ({
-      start: this.slotStart[slot],
-      ids: this.pool.subarray(this.slotOffset[slot], this.slotOffset[slot] + this.slotLength[slot]),
-    }));
+    return (this.keySlots.get(key) ?? []).map((slot) => ({ start: this.slotStart[slot], ids: this.slotIds(slot) }));
   }
 
   /**
@@ -209,17 +215,19 @@ export class WindowIndex<T> {
     const counts = this.counts;
     const slotLive = this.slotLive;
     const touched: number[] = [];
+    const visit = (slot: number): void => {
+      if (slotLive[slot] !== 0 && counts[slot]++ === 0) touched.push(slot);
+    };
     let visits = 0;
     for (const id of proposers) {
       if (visits + live[id] > MAX_VISITS) break;
       visits += live[id];
-      const list = this.postings[id];
-      const length = this.postingLength[id];
-      for (let i = 0; i < length; i++) {
-        const slot = list[i];
-        if (slotLive[slot] === 0) continue;
-        if (counts[slot]++ === 0) touched.push(slot);
+      if (id + 1 < this.postingOffset.length) {
+        const reader = new VarintReader(this.postingBytes, this.postingOffset[id]);
+        const end = this.postingOffset[id + 1];
+        for (let slot = 0; reader.at < end;) visit((slot += reader.next()));
       }
+      for (const slot of this.recent.get(id) ?? []) visit(slot);
     }
     const candidates = mostShared(touched, counts, MAX_SCORED);
     for (const slot of touched) counts[slot] = 0;
@@ -251,77 +259,111 @@ export class WindowIndex<T> {
 
   private similarity(query: WindowQuery, slot: number): number {
     const length = this.slotLength[slot];
-    const common = intersectionSize(query.ids, this.pool, this.slotOffset[slot], length);
+    const common = intersectionSize(query.ids, new VarintReader(this.pool.bytes, this.slotOffset[slot]), length);
     return common / (query.size + length - common);
   }
 
-  private markLive(slot: number): void {
-    if (slot >= this.slotLive.length) {
-      const grown = new Uint8Array(this.slotLive.length * 2);
-      grown.set(this.slotLive);
-      this.slotLive = grown;
-    }
-    this.slotLive[slot] = 1;
+  private slotIds(slot: number): Int32Array {
+    return decodeIds(this.pool.bytes, this.slotOffset[slot], this.slotLength[slot]);
   }
 
-  /** Posting lists for every token interned so far (the vocabulary is shared: others may have added tokens). */
-  private coverVocabulary(): void {
-    for (let id = this.postings.length; id < this.vocabulary.size; id++) {
-      this.postings.push(EMPTY);
-      this.postingLength.push(0);
-      this.liveCount.push(0);
+  private addSlot(owner: T, start: number, ids: Int32Array): number {
+    const slot = this.slotOwner.length;
+    if (slot === this.slotOffset.length) {
+      this.slotOffset = grown(this.slotOffset, slot + 1);
+      this.slotLength = grown(this.slotLength, slot + 1);
+      this.slotStart = grown(this.slotStart, slot + 1);
+      this.slotLive = grown(this.slotLive, slot + 1);
     }
+    this.slotOffset[slot] = this.pool.length;
+    this.slotLength[slot] = ids.length;
+    this.slotStart[slot] = start;
+    this.slotLive[slot] = 1;
+    this.slotOwner.push(owner);
+    let previous = 0;
+    for (const id of ids) {
+      this.pool.varint(id - previous);
+      previous = id;
+    }
+    return slot;
   }
 
   private post(id: number, slot: number): void {
-    let list = this.postings[id];
-    const length = this.postingLength[id];
-    if (length === list.length) {
-      const grown = new Int32Array(Math.max(4, list.length * 2));
-      grown.set(list);
-      this.postings[id] = list = grown;
-    }
-    list[length] = slot;
-    this.postingLength[id] = length + 1;
+    const list = this.recent.get(id);
+    if (list) list.push(slot);
+    else this.recent.set(id, [slot]);
+    this.recentPostings++;
   }
 
-  private store(ids: Int32Array): void {
-    if (this.poolLength + ids.length > this.pool.length) {
-      const grown = new Int32Array(Math.max(this.pool.length * 2, this.poolLength + ids.length));
-      grown.set(this.pool.subarray(0, this.poolLength));
-      this.pool = grown;
+  /** Re-encodes every token's postings with its recent ones appended, and empties the recent lists. */
+  private fold(): void {
+    const tokens = Math.max(this.postingOffset.length - 1, this.vocabulary.size);
+    const offsets = new Uint32Array(tokens + 1);
+    const bytes = new ByteWriter(this.postingBytes.length + this.recentPostings * 2);
+    for (let id = 0; id < tokens; id++) {
+      offsets[id] = bytes.length;
+      let last = 0;
+      if (id + 1 < this.postingOffset.length) {
+        const from = this.postingOffset[id];
+        const end = this.postingOffset[id + 1];
+        bytes.append(this.postingBytes.subarray(from, end));
+        for (const reader = new VarintReader(this.postingBytes, from); reader.at < end;) last += reader.next();
+      }
+      for (const slot of this.recent.get(id) ?? []) {
+        bytes.varint(slot - last);
+        last = slot;
+      }
     }
-    this.pool.set(ids, this.poolLength);
-    this.slotOffset.push(this.poolLength);
-    this.slotLength.push(ids.length);
-    this.poolLength += ids.length;
+    offsets[tokens] = bytes.length;
+    this.postingOffset = offsets;
+    this.postingBytes = bytes.finish();
+    this.encodedPostings += this.recentPostings;
+    this.recent = new Map();
+    this.recentPostings = 0;
   }
 
   /** Renumbers the live slots densely and rebuilds the pool and the postings without the dead ones. */
   private compact(): void {
-    const { pool, slotOffset, slotLength, slotOwner, slotStart } = this;
-    this.pool = new Int32Array(Math.max(1 << 16, this.poolLength));
-    this.poolLength = 0;
-    this.slotOffset = [];
-    this.slotLength = [];
+    const { slotOwner: owners, slotOffset: offsets, slotLength: lengths, slotStart: starts } = this;
+    const pool = this.pool.bytes;
+    const capacity = this.slotOffset.length;
+    this.pool = new ByteWriter(Math.max(1 << 16, this.pool.length));
+    this.slotOffset = new Uint32Array(capacity);
+    this.slotLength = new Uint32Array(capacity);
+    this.slotStart = new Uint32Array(capacity);
+    this.slotLive = new Uint8Array(capacity);
     this.slotOwner = [];
-    this.slotLive = new Uint8Array(Math.max(1 << 12, this.live * 2));
-    this.slotStart = [];
-    this.postingLength = this.postingLength.map(() => 0);
-    const renumbered = new Int32Array(slotOwner.length).fill(-1);
-    slotOwner.forEach((owner, slot) => {
+    this.postingOffset = new Uint32Array(1);
+    this.postingBytes = new Uint8Array(0);
+    this.encodedPostings = 0;
+    this.recent = new Map();
+    this.recentPostings = 0;
+    const renumbered = new Int32Array(owners.length).fill(-1);
+    owners.forEach((owner, slot) => {
       if (owner === undefined) return;
-      const next = this.slotOwner.length;
+      const ids = decodeIds(pool, offsets[slot], lengths[slot]);
+      const next = this.addSlot(owner, starts[slot], ids);
       renumbered[slot] = next;
-      const ids = pool.subarray(slotOffset[slot], slotOffset[slot] + slotLength[slot]);
-      this.store(ids);
-      this.slotOwner.push(owner);
-      this.markLive(next);
-      this.slotStart.push(slotStart[slot]);
       if (this.options.search) for (const id of ids) this.post(id, next);
     });
+    if (this.options.search) this.fold();
     for (const slots of this.keySlots.values()) slots.forEach((slot, i) => (slots[i] = renumbered[slot]));
   }
+}
+
+/** The `length` sorted ids stored as varint gaps in `bytes` from `offset`. */
+function decodeIds(bytes: Uint8Array, offset: number, length: number): Int32Array {
+  const ids = new Int32Array(length);
+  const reader = new VarintReader(bytes, offset);
+  for (let i = 0, id = 0; i < length; i++) ids[i] = id += reader.next();
+  return ids;
+}
+
+/** `array` copied into one of at least `length` elements (doubling, so that appends cost O(1) each). */
+function grown<A extends Uint8Array | Uint16Array | Uint32Array | Int32Array>(array: A, length: number): A {
+  const next = new (array.constructor as new (length: number) => A)(Math.max(length, array.length * 2));
+  next.set(array);
+  return next;
 }
 
 /**
@@ -339,20 +381,17 @@ function mostShared(touched: number[], counts: Uint16Array, limit: number): numb
   return touched.filter((slot) => counts[slot] >= level);
 }
 
-/** Size of the intersection of sorted `a` and the sorted run of `pool` at `offset` of `length`. */
-function intersectionSize(a: Int32Array, pool: Int32Array, offset: number, length: number): number {
-  const b = pool;
-  const end = offset + length;
+/** Size of the intersection of sorted `a` and the `length` sorted ids that `reader` reads as gaps. */
+function intersectionSize(a: Int32Array, reader: VarintReader, length: number): number {
   let i = 0;
-  let j = offset;
   let common = 0;
-  while (i < a.length && j < end) {
-    if (a[i] === b[j]) {
+  for (let k = 0, id = 0; k < length && i < a.length; k++) {
+    id += reader.next();
+    while (i < a.length && a[i] < id) i++;
+    if (a[i] === id) {
       common++;
       i++;
-      j++;
-    } else if (a[i] < b[j]) i++;
-    else j++;
+    }
   }
   return common;
 }

@@ -38,11 +38,12 @@ function source(next: () => number, functions: number): string {
 
 const view = (hits: WindowHit<string>[]): string[] => hits.map((h) => `${h.owner}:${h.start}:${h.score.toFixed(6)}`);
 
-/** A window index over whole files, as `RepoIndex` keeps one. */
-function fileIndex(vocabulary: Vocabulary, compactAfter?: number): WindowIndex<string> {
+/** A window index over whole files, as `RepoIndex` keeps one; small `compactAfter` and `foldAfter` in tests. */
+function fileIndex(vocabulary: Vocabulary, compactAfter?: number, foldAfter?: number): WindowIndex<string> {
   return new WindowIndex<string>(vocabulary, {
     search: { order: (a, aStart, b, bStart) => (a < b ? -1 : a > b ? 1 : aStart - bStart) },
     compactAfter,
+    foldAfter,
   });
 }
 
@@ -80,10 +81,10 @@ describe('similar-code window index', () => {
     }
   });
 
-  it('searches every 20-line window of each whole file (stride 10, the text between declarations too), by exact Jaccard, through compactions', () => {
+  it('searches every 20-line window of each whole file (stride 10, the text between declarations too), by exact Jaccard, through compactions and folds', () => {
     const next = seededRandom(11);
     const vocabulary = new Vocabulary();
-    const incremental = fileIndex(vocabulary, 8);
+    const incremental = fileIndex(vocabulary, 8, 16);
     const texts = new Map<string, string>();
     for (let step = 0; step < 120; step++) {
       const file = `src/g${Math.floor(next() * 6)}.ts`;

@@ -1,0 +1,60 @@
+/**
+ * Unsigned LEB128 varints: seven bits a byte, the high bit set on every byte but a number's last. Sorted ids stored
+ * as gaps take one or two bytes each instead of four.
+ */
+
+/** A growable byte buffer that numbers are appended to as varints. */
+export class ByteWriter {
+  bytes: Uint8Array;
+  length = 0;
+
+  constructor(capacity = 1 << 12) {
+    this.bytes = new Uint8Array(capacity);
+  }
+
+  varint(value: number): void {
+    if (this.length + 5 > this.bytes.length) this.grow(this.length + 5);
+    let rest = value >>> 0;
+    while (rest >= 0x80) {
+      this.bytes[this.length++] = (rest & 0x7f) | 0x80;
+      rest >>>= 7;
+    }
+    this.bytes[this.length++] = rest;
+  }
+
+  append(bytes: Uint8Array): void {
+    if (this.length + bytes.length > this.bytes.length) this.grow(this.length + bytes.length);
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  /** The bytes written, in an array of their exact length. */
+  finish(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+
+  private grow(needed: number): void {
+    const grown = new Uint8Array(Math.max(needed, this.bytes.length * 2));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+}
+
+/** Reads varints from `bytes` at `at`, which it advances. */
+export class VarintReader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public at = 0,
+  ) {}
+
+  next(): number {
+    const bytes = this.bytes;
+    let byte = bytes[this.at++];
+    let value = byte & 0x7f;
+    for (let shift = 7; byte & 0x80; shift += 7) {
+      byte = bytes[this.at++];
+      value |= (byte & 0x7f) << shift;
+    }
+    return value >>> 0;
+  }
+}
