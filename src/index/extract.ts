@@ -2,6 +2,7 @@ import type { Node, Tree } from 'web-tree-sitter';
 import type { LanguageSpec } from './languages';
 import { extractImports } from './imports';
 import type { Chunk, ChunkKind, FileFacts, SymbolInfo, SymbolKind, TypeAnnotation } from './types';
+import { ownString, ownStrings } from './ownStrings';
 import { lineWindows } from './windows';
 
 /** Longest signature kept for a symbol; longer headers are cut at a line end. */
@@ -395,6 +396,9 @@ export function extractFacts(filePath: string, spec: LanguageSpec, text: string,
   };
   const packageName = root.namedChildren.find((c) => c?.type === 'package_clause')?.firstNamedChild?.text;
   if (packageName) facts.package = packageName;
+  // Chunk texts go to disk whole; what stays in memory must not hold the file's text.
+  ownStrings([facts.symbols, facts.imports, facts.types, facts.chunks.map((c) => c.symbols)]);
+  facts.package &&= ownString(facts.package);
   return facts;
 }
 

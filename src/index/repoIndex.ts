@@ -1,3 +1,5 @@
+import { ChunkTexts } from './chunkTexts';
+import { ownString } from './ownStrings';
 import { dataFileReason } from './dataFile';
 import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
@@ -79,6 +81,9 @@ export class RepoIndex {
   private exportLog: ExportChange[] = [];
   private exportLogBase = 0;
   private lexical = new LexicalIndex();
+  /** The chunks' texts, on disk (`ChunkTexts`). */
+  private readonly texts = new ChunkTexts();
+  private textsCompactDue = false;
   /** One vocabulary for both window stores, so that one query's ids serve both. */
   private readonly vocabulary = new Vocabulary();
   /** Each non-outline chunk's windows, scored per chunk (`bestWindow`): no postings. */
@@ -186,16 +191,23 @@ export class RepoIndex {
       if (!symbol.container) appendRef(this.topLevelTable, ref);
     }
     this.symbolCount += record.facts.symbols.length;
-    for (const chunk of record.facts.chunks) this.chunkTable.set(chunk.id, chunk);
-    for (const name of identifiersOf(record)) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + 1);
-    // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
-    if (!record.data) {
-      if (addToLexical) this.lexical.add(record.facts.chunks);
-      for (const chunk of record.facts.chunks) {
-        if (chunk.kind !== 'outline') this.chunkWindows.add(chunk.id, chunk, chunkWindows(chunk, this.vocabulary));
-      }
-      this.fileWindows.add(filePath, filePath, windows);
+    for (const name of identifiersOf(record)) {
+      const count = this.fileFrequency.get(name);
+      // A new name is a slice of a chunk's text, which it would keep alive.
+      this.fileFrequency.set(count === undefined ? ownString(name) : name, (count ?? 0) + 1);
     }
+    // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
+    if (!record.data && addToLexical) this.lexical.add(record.facts.chunks);
+    const tokens = record.data
+      ? []
+      : record.facts.chunks.map((c) => c.kind !== 'outline' && chunkWindows(c, this.vocabulary));
+    // Every reader of the texts above is done: from here they are read back from the file when asked for.
+    record.facts.chunks = this.texts.store(record.facts.chunks);
+    record.facts.chunks.forEach((chunk, i) => {
+      this.chunkTable.set(chunk.id, chunk);
+      if (tokens[i]) this.chunkWindows.add(chunk.id, chunk, tokens[i]);
+    });
+    if (!record.data) this.fileWindows.add(filePath, filePath, windows);
     if (!existed) {
       const dir = dirOf(filePath);
       const set = this.dirFiles.get(dir);
@@ -203,6 +215,7 @@ export class RepoIndex {
       else this.dirFiles.set(dir, new Set([filePath]));
       this.forgetResolutions();
     }
+    this.compactTexts();
   }
 
   remove(filePath: string): boolean {
@@ -215,16 +228,25 @@ export class RepoIndex {
     this.sourceLines.forget(filePath);
     this.dirFiles.get(dirOf(filePath))?.delete(filePath);
     this.forgetResolutions();
+    this.compactTexts();
     return true;
+  }
+
+  /** Rewrites the texts' file once replaced texts outnumber the live ones (`ChunkTexts.release`). */
+  private compactTexts(): void {
+    if (!this.textsCompactDue) return;
+    this.textsCompactDue = false;
+    this.texts.compact(this.chunkTable.values());
   }
 
   /** A rename keeps the facts under the new path; chunk ids embed the path, so they are rebuilt. */
   rename(from: string, to: string): boolean {
     const record = this.files.get(from);
     if (!record) return false;
-    const windows = this.fileWindows.windows(from).map(({ start, ids }) => ({ start, ids: ids.slice() }));
+    const windows = this.fileWindows.windows(from);
+    // Texts are read before the removal, which may rewrite the texts' file.
+    const chunks = record.facts.chunks.map((c) => ({ ...c, text: c.text, path: to, id: to + c.id.slice(from.length) }));
     this.remove(from);
-    const chunks = record.facts.chunks.map((c) => ({ ...c, path: to, id: to + c.id.slice(from.length) }));
     this.put({ ...record, facts: { ...record.facts, path: to, chunks } }, true, windows);
     return true;
   }
@@ -238,6 +260,7 @@ export class RepoIndex {
     }
     this.symbolCount -= old.facts.symbols.length;
     for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
+    if (this.texts.release(old.facts.chunks)) this.textsCompactDue = true;
     for (const name of identifiersOf(old)) {
       const count = (this.fileFrequency.get(name) ?? 1) - 1;
       if (count > 0) this.fileFrequency.set(name, count);
@@ -420,6 +443,7 @@ export class RepoIndex {
 
   dispose(): void {
     this.parser.dispose();
+    this.texts.close();
   }
 }
 

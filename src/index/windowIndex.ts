@@ -1,3 +1,4 @@
+import { ownString } from './ownStrings';
 import { ByteWriter, VarintReader } from './varint';
 
 /**
@@ -28,8 +29,10 @@ export class Vocabulary {
       let id = this.ids.get(word);
       if (id === undefined) {
         id = this.names.length;
-        this.ids.set(word, id);
-        this.names.push(word);
+        // A word is a slice of the text it was read from, which it would keep alive.
+        const own = ownString(word);
+        this.ids.set(own, id);
+        this.names.push(own);
       }
       ids.push(id);
     }

@@ -118,7 +118,13 @@ const steps = [
       index.sourceLines = undefined;
     },
   ],
-  ['chunk texts', () => eachFact((f) => f.chunks.forEach((c) => (c.text = '')))],
+  [
+    'chunk texts in memory (read recently, or where the disk failed; the rest are on disk)',
+    () => {
+      index.texts.recent.clear();
+      eachFact((f) => f.chunks.forEach((c) => 'offset' in c || (c.text = '')));
+    },
+  ],
   ['chunk objects (id, range, symbols)', () => eachFact((f) => (f.chunks = []))],
   ['symbol signatures', () => eachFact((f) => f.symbols.forEach((s) => (s.signature = '')))],
   ['symbol objects (name, kind, range, container)', () => eachFact((f) => (f.symbols = []))],
