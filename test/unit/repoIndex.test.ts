@@ -361,6 +361,40 @@ describe('robustness', () => {
     }
   });
 
+  it('a cancelled build leaves a usable index, and the next build parses only the files it had not reached', async function () {
+    this.timeout(120_000);
+    const { dir, cleanup } = await tempDir();
+    const client = new IndexClient();
+    try {
+      const files = Object.fromEntries(
+        Array.from({ length: 600 }, (_, i) => [
+          `src/m${i}.ts`,
+          `import { helper${(i + 1) % 600} } from './m${(i + 1) % 600}';\nexport function helper${i}(x: number): number {\n  return helper${(i + 1) % 600}(x) + ${i};\n}\n`,
+        ]),
+      );
+      await writeFiles(dir, files);
+      let cancelled = false;
+      client.onProgress = (done) => {
+        if (done > 0 && !cancelled) {
+          cancelled = true;
+          void client.cancelBuild();
+        }
+      };
+      await assert.rejects(client.build({ root: dir }), /cancelled/);
+      const partial = await client.stats();
+      assert.ok(partial.files > 0 && partial.files < 600, `${partial.files} files indexed before the cancel`);
+      const request = { path: 'src/new.ts', text: 'helper', cursor: { line: 0, character: 6 } };
+      assert.ok(Array.isArray((await client.retrieve(request)).snippets), 'retrieval is served after the cancel');
+      client.onProgress = () => undefined;
+      const report = await client.build({ root: dir });
+      assert.strictEqual(report.files, 600);
+      assert.strictEqual(report.parsed, 600 - partial.files, 'only the files the cancelled build had not reached');
+    } finally {
+      await client.dispose();
+      await cleanup();
+    }
+  });
+
   it('200 concurrent retrievals during a reindex never fail nor serve a stale file', async function () {
     this.timeout(120_000);
     const { dir, cleanup } = await copyFixture(SHOP);
