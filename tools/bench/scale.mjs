@@ -201,7 +201,11 @@ function measure(dir, size, tasks) {
   fs.rmSync(cache, { recursive: true, force: true });
   log(`${size}: cold build`);
   const cold = timedJson([cli, 'index', dir, '--fresh', '--json', '--cache', cache]);
-  if (cold.files !== size) log(`${size}: warning: the index holds ${cold.files} files, not ${size}`);
+  if (cold.files !== size) {
+    log(
+      `${size}: warning: the index holds ${cold.files} files, not ${size} (rules changed? delete .bench/scale/order.json)`,
+    );
+  }
   log(`${size}: warm start, retrieval and updates`);
   const warm = probe(dir, cache, tasks.map((t) => t.inWorkspace).join(','));
   log(`${size}: a fresh copy from a shared cache`);
