@@ -50,7 +50,9 @@ function tarball({ name, version, integrity }) {
   const matches = () => `sha512-${createHash('sha512').update(fs.readFileSync(file)).digest('base64')}` === integrity;
   if (fs.existsSync(file) && matches()) return file;
   if (flag('--skip-fetch')) fail(`${name}@${version}: no tarball at ${file} (--skip-fetch)`);
-  run('npm', ['pack', `${name}@${version}`, '--pack-destination', dirname(file), '--silent'], { stdio: 'ignore' });
+  run('npm', ['pack', `${name}@${version}`, '--pack-destination', dirname(file), '--silent'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (!fs.existsSync(file) || !matches()) fail(`${name}@${version}: the tarball does not match its pinned integrity`);
   return file;
 }
