@@ -1,5 +1,6 @@
 import { codeTerms, identifiers } from './tokenize';
 import type { Chunk } from './types';
+import { ByteWriter, VarintReader } from './varint';
 
 export interface LexicalHit {
   id: string;
@@ -15,45 +16,145 @@ const FIELDS = 2;
 const FIELD_BOOST = [1, 2];
 /** Removed chunks are dropped from the posting lists once they are this share of all chunks ever numbered. */
 const COMPACT_SHARE = 0.5;
-const FORMAT = 'repogate-bm25-1';
+/** Recent postings are folded into the encoded lists once there are this many, at the least: a live edit adds few. */
+const FOLD_MIN = 1 << 16;
+/**
+ * ... and once they are this share of the encoded ones: a recent posting takes 12 bytes against about 2.5 encoded,
+ * so they stay a small part of the index, while each posting is still re-encoded a bounded number of times (9).
+ */
+const FOLD_SHARE = 1 / 8;
+/** Numbers a recent posting takes: its chunk, term frequency, and the next recent posting of its list (+1; 0: none). */
+const RECENT = 3;
+/** The first bytes of the persisted form (`writeBinary`), a varint-prefixed string: another format is not read. */
+const FORMAT = 'repogate-bm25-2';
 
 /**
- * One term's occurrences in one field: chunk numbers in ascending order, each with its term frequency and the
- * chunk's length in that field (a chunk never changes; reading the length here saves a cache miss a posting),
- * interleaved in one typed array: most terms occur in a few chunks, and every typed array costs about 200 bytes of
- * its own, so three arrays a term were most of the index's heap.
+ * One field's posting lists, a list per term id: chunk numbers ascending, each with its term frequency. The chunk's
+ * length is not repeated here but read from the index's lengths by chunk number.
+ *
+ * Nothing is an object a term (one typed array a list cost about 300 bytes, most of the index's heap): the lists are
+ * varint `(chunk gap, tf)` pairs in one byte array, from `offsets[term]` to `offsets[term + 1]`. Postings added
+ * since are chained apart in `recent` (each list's chain holds chunks above all its encoded ones, ascending), and
+ * folded in when they are many (`FOLD_MIN`, `FOLD_SHARE`): an append stays amortized O(1).
  */
-class Postings {
-  /** `chunk, tf, length` for each posting, one after another. */
-  entries = new Int32Array(ENTRY);
-  size = 0;
+class FieldPostings {
+  offsets: Uint32Array = new Uint32Array(1);
+  bytes: Uint8Array = new Uint8Array(0);
+  encoded = 0;
+  /** `chunk, tf, next` for each recent posting, `next` the index + 1 of the list's next one. */
+  recent = new Int32Array(0);
+  recentCount = 0;
+  /** Per term id, the index + 1 of its first and last recent posting (0: none); empty when there are none. */
+  private head = new Int32Array(0);
+  private tail = new Int32Array(0);
 
-  push(chunk: number, tf: number, length: number): void {
-    let at = this.size * ENTRY;
-    if (at === this.entries.length) {
-      const grown = new Int32Array(this.entries.length * 2);
-      grown.set(this.entries);
-      this.entries = grown;
+  /** Appends a posting to `term`'s list; `chunk` is above every chunk in it. */
+  push(term: number, chunk: number, tf: number): void {
+    if (term >= this.head.length) {
+      const size = Math.max(term + 1, this.head.length * 2, 1024);
+      this.head = grown(this.head, size);
+      this.tail = grown(this.tail, size);
     }
-    this.entries[at++] = chunk;
-    this.entries[at++] = tf;
-    this.entries[at] = length;
-    this.size++;
+    const at = this.recentCount * RECENT;
+    if (at === this.recent.length) this.recent = grown(this.recent, Math.max(at * 2, 1024 * RECENT));
+    this.recent[at] = chunk;
+    this.recent[at + 1] = tf;
+    this.recent[at + 2] = 0;
+    const index = ++this.recentCount;
+    const last = this.tail[term];
+    if (last) this.recent[(last - 1) * RECENT + 2] = index;
+    else this.head[term] = index;
+    this.tail[term] = index;
   }
 
-  pairs(): [number, number][] {
-    return Array.from({ length: this.size }, (_, i) => [this.entries[i * ENTRY], this.entries[i * ENTRY + 1]]);
+  /** The index + 1 of `term`'s first recent posting (0: none). */
+  firstRecent(term: number): number {
+    return term < this.head.length ? this.head[term] : 0;
   }
-}
 
-/** Numbers a posting takes: its chunk, term frequency and chunk length. */
-const ENTRY = 3;
+  /** Where `term`'s encoded list starts and ends in `bytes`. */
+  start(term: number): number {
+    return term + 1 < this.offsets.length ? this.offsets[term] : 0;
+  }
 
-interface Serialized {
-  format: string;
-  ids: string[];
-  lengths: number[][];
-  postings: [string, ...[number, number][][]][];
+  end(term: number): number {
+    return term + 1 < this.offsets.length ? this.offsets[term + 1] : 0;
+  }
+
+  /** Bytes of the encoded lists. */
+  used(): number {
+    return this.offsets[this.offsets.length - 1];
+  }
+
+  needsFold(): boolean {
+    return this.recentCount > Math.max(FOLD_MIN, this.encoded * FOLD_SHARE);
+  }
+
+  /**
+   * Appends every list's recent postings to its encoded ones and empties `recent`. The bytes of lists without recent
+   * postings are copied in runs, and only a list with some is read (for its last chunk, the base of the next gap).
+   */
+  fold(terms: number): void {
+    if (this.recentCount === 0) return;
+    const { offsets: old, bytes } = this;
+    const oldTerms = old.length - 1;
+    const offsets = new Uint32Array(terms + 1);
+    const writer = new ByteWriter(bytes.length + this.recentCount * 3);
+    // Bytes of `bytes` copied so far, and how far later lists have moved.
+    let copied = 0;
+    let shift = 0;
+    for (let term = 0; term < terms; term++) {
+      const start = term < oldTerms ? old[term] : bytes.length;
+      offsets[term] = start + shift;
+      let r = this.firstRecent(term);
+      if (r === 0) continue;
+      const end = term < oldTerms ? old[term + 1] : bytes.length;
+      writer.append(bytes.subarray(copied, end));
+      copied = end;
+      let last = 0;
+      for (const reader = new VarintReader(bytes, start); reader.at < end; reader.next()) last += reader.next();
+      const before = writer.length;
+      for (; r !== 0; r = this.recent[(r - 1) * RECENT + 2]) {
+        const chunk = this.recent[(r - 1) * RECENT];
+        writer.varint(chunk - last);
+        writer.varint(this.recent[(r - 1) * RECENT + 1]);
+        last = chunk;
+      }
+      shift += writer.length - before;
+    }
+    writer.append(bytes.subarray(copied));
+    offsets[terms] = writer.length;
+    this.offsets = offsets;
+    this.bytes = writer.length === writer.bytes.length ? writer.bytes : writer.finish();
+    this.encoded += this.recentCount;
+    this.clearRecent();
+  }
+
+  /** Every posting of `term`'s list, encoded then recent: chunks ascending. */
+  each(term: number, visit: (chunk: number, tf: number) => void): void {
+    const end = this.end(term);
+    for (let reader = new VarintReader(this.bytes, this.start(term)), chunk = 0; reader.at < end;) {
+      chunk += reader.next();
+      visit(chunk, reader.next());
+    }
+    for (let r = this.firstRecent(term); r !== 0; r = this.recent[(r - 1) * RECENT + 2])
+      visit(this.recent[(r - 1) * RECENT], this.recent[(r - 1) * RECENT + 1]);
+  }
+
+  /** Takes encoded lists built elsewhere (a compaction, a load), with no recent postings. */
+  set(offsets: Uint32Array, bytes: Uint8Array, encoded: number): void {
+    this.offsets = offsets;
+    this.bytes = bytes;
+    this.encoded = encoded;
+    this.clearRecent();
+  }
+
+  private clearRecent(): void {
+    this.recent = new Int32Array(0);
+    this.recentCount = 0;
+    this.head = new Int32Array(0);
+    this.tail = new Int32Array(0);
+  }
 }
 
 /**
@@ -67,9 +168,11 @@ export class LexicalIndex {
   private ids: (string | undefined)[] = [];
   private readonly numbers = new Map<string, number>();
   /** Per field, chunk number → unique terms in that field. */
-  private lengths: number[][] = [[], []];
+  private lengths: Uint32Array[] = [new Uint32Array(0), new Uint32Array(0)];
   private readonly totalLength = [0, 0];
-  private readonly postings = new Map<string, (Postings | undefined)[]>();
+  /** Term → id, the same in both fields; ids are numbered in the map's order. */
+  private terms = new Map<string, number>();
+  private readonly fields = Array.from({ length: FIELDS }, () => new FieldPostings());
   /** Per chunk number during a query: the score so far, the query terms matched, the last term counted. */
   private scores = new Float64Array(0);
   private matched = new Uint8Array(0);
@@ -78,28 +181,26 @@ export class LexicalIndex {
   private listChunks = new Int32Array(0);
   private listParts = new Float64Array(0);
 
-  constructor(serialized?: string) {
-    if (serialized) this.load(JSON.parse(serialized) as Serialized);
-  }
-
   add(chunks: Chunk[]): void {
     for (const chunk of chunks) {
       if (this.numbers.has(chunk.id)) throw new Error(`lexical index: duplicate chunk id ${chunk.id}`);
       const n = this.ids.length;
       this.ids.push(chunk.id);
       this.numbers.set(chunk.id, n);
+      if (n === this.lengths[0].length) this.lengths = this.lengths.map((l) => grown(l, Math.max(n * 2, 1024)));
       [codeTerms(chunk.text), codeTerms(chunk.symbols.join(' '))].forEach((terms, field) => {
         const counts = new Map<string, number>();
         for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
         this.lengths[field][n] = counts.size;
         this.totalLength[field] += counts.size;
         for (const [term, tf] of counts) {
-          let fields = this.postings.get(term);
-          if (!fields) this.postings.set(term, (fields = new Array<Postings | undefined>(FIELDS)));
-          (fields[field] ??= new Postings()).push(n, tf, counts.size);
+          let id = this.terms.get(term);
+          if (id === undefined) this.terms.set(term, (id = this.terms.size));
+          this.fields[field].push(id, n, tf);
         }
       });
     }
+    for (const postings of this.fields) if (postings.needsFold()) postings.fold(this.terms.size);
   }
 
   /** Removed chunks stop counting at once; their postings are skipped, and dropped in bulk now and then. */
@@ -141,26 +242,43 @@ export class LexicalIndex {
     // Chunks with a score, in the order they were first matched (ties keep that order).
     const touched: number[] = [];
     terms.forEach((term, t) => {
-      const fields = this.postings.get(term);
-      if (!fields) return;
+      const id = this.terms.get(term);
+      if (id === undefined) return;
       for (let field = 0; field < FIELDS; field++) {
-        const postings = fields[field];
-        if (!postings) continue;
+        const postings = this.fields[field];
+        const start = postings.start(id);
+        const end = postings.end(id);
+        const firstRecent = postings.firstRecent(id);
+        if (start === end && firstRecent === 0) continue;
         const average = this.totalLength[field] / live;
-        if (this.listChunks.length < postings.size) {
-          this.listChunks = new Int32Array(postings.size * 2);
-          this.listParts = new Float64Array(postings.size * 2);
-        }
+        const lengths = this.lengths[field];
+        const { bytes, recent } = postings;
+        // Room for the list: an encoded posting takes two bytes at the least.
+        let bound = (end - start) >> 1;
+        for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) bound++;
+        this.reserve(bound);
         const { listChunks, listParts } = this;
-        // One pass over the list: the live chunks and their parts, counted for the idf as they are met.
+        // One pass over the list: the live chunks and their parts, counted for the idf as they are met. The varints
+        // are read inline: this loop is most of a query's time.
         let matching = 0;
-        const { entries, size } = postings;
-        for (let i = 0, at = 0; i < size; i++, at += ENTRY) {
-          const n = entries[at];
+        for (let at = start, n = 0; at < end;) {
+          let byte = bytes[at++];
+          let gap = byte & 0x7f;
+          for (let shift = 7; byte & 0x80; shift += 7) gap |= ((byte = bytes[at++]) & 0x7f) << shift;
+          byte = bytes[at++];
+          let tf = byte & 0x7f;
+          for (let shift = 7; byte & 0x80; shift += 7) tf |= ((byte = bytes[at++]) & 0x7f) << shift;
+          n += gap;
           if (!everyLive && this.ids[n] === undefined) continue;
-          const tf = entries[at + 1];
           listChunks[matching] = n;
-          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * entries[at + 2]) / average));
+          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+        }
+        for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) {
+          const n = recent[(r - 1) * RECENT];
+          if (!everyLive && this.ids[n] === undefined) continue;
+          const tf = recent[(r - 1) * RECENT + 1];
+          listChunks[matching] = n;
+          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
         }
         const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
@@ -202,53 +320,85 @@ export class LexicalIndex {
     return this.numbers.size;
   }
 
-  toJSON(): string {
-    return [...this.jsonPieces()].join('');
+  /**
+   * The index in its persisted form (`readBinary`), in pieces: the encoded lists are written as they are held, so a
+   * writer never holds a second copy of them. Compacts and folds first. Layout, varints unless said:
+   * the FORMAT string; chunks N; terms T; N chunk ids; per field N lengths; T terms; per field its byte count and T
+   * list byte counts; then per field its bytes. A string is its UTF-8 byte count and bytes.
+   */
+  *writeBinary(): Generator<Uint8Array> {
+    if (this.numbers.size !== this.ids.length) this.compact();
+    for (const postings of this.fields) postings.fold(this.terms.size);
+    const terms = this.terms.size;
+    const head = new ByteWriter(1 << 16);
+    writeString(head, FORMAT);
+    head.varint(this.ids.length);
+    head.varint(terms);
+    // Compacted: every number is a live chunk.
+    for (const id of this.ids as string[]) writeString(head, id);
+    for (const lengths of this.lengths) for (let n = 0; n < this.ids.length; n++) head.varint(lengths[n]);
+    for (const term of this.terms.keys()) writeString(head, term);
+    // A field's lists may stop short of the last terms (those it has no posting of): they count 0 bytes.
+    for (const postings of this.fields) {
+      head.varint(postings.used());
+      for (let term = 0; term < terms; term++) head.varint(postings.end(term) - postings.start(term));
+    }
+    yield head.bytes.subarray(0, head.length);
+    for (const postings of this.fields) yield postings.bytes.subarray(0, postings.used());
   }
 
   /**
-   * The same text as `toJSON` in pieces of one term each, so that a writer never holds the whole index as one
-   * string, nor every posting as a pair array, at once: on a large repository that was the build's peak.
+   * The index `writeBinary` wrote. `canonical` may give an id string held elsewhere (the chunk's own) to keep in
+   * place of the one read, which is then garbage. Throws on another format or bytes that do not add up.
    */
-  *jsonPieces(): Generator<string> {
-    this.compact();
-    // Compacted: every number is a live chunk.
-    const ids = this.ids as string[];
-    yield `{"format":${JSON.stringify(FORMAT)},"ids":${JSON.stringify(ids)},"lengths":${JSON.stringify(this.lengths)},"postings":[`;
-    let first = true;
-    for (const [term, fields] of this.postings) {
-      const entry: Serialized['postings'][number] = [
-        term,
-        ...Array.from({ length: FIELDS }, (_, f) => fields[f]?.pairs() ?? []),
-      ];
-      yield `${first ? '' : ','}${JSON.stringify(entry)}`;
-      first = false;
+  static readBinary(data: Uint8Array, canonical?: (id: string) => string | undefined): LexicalIndex {
+    const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    const reader = new VarintReader(data);
+    const readString = (): string => {
+      const length = reader.next();
+      const start = reader.at;
+      reader.at += length;
+      if (reader.at > data.length) throw new Error('lexical index: truncated');
+      return text.toString('utf8', start, reader.at);
+    };
+    const format = readString();
+    if (format !== FORMAT) throw new Error(`lexical index: unknown format ${format}`);
+    const index = new LexicalIndex();
+    const chunks = reader.next();
+    const terms = reader.next();
+    for (let n = 0; n < chunks; n++) {
+      const read = readString();
+      const id = canonical?.(read) ?? read;
+      index.ids.push(id);
+      index.numbers.set(id, n);
     }
-    yield ']}';
+    index.lengths = index.lengths.map((_, field) => {
+      const lengths = new Uint32Array(chunks);
+      for (let n = 0; n < chunks; n++) index.totalLength[field] += lengths[n] = reader.next();
+      return lengths;
+    });
+    for (let term = 0; term < terms; term++) index.terms.set(readString(), term);
+    const offsets = index.fields.map(() => {
+      const total = reader.next();
+      const offsets = new Uint32Array(terms + 1);
+      for (let term = 0; term < terms; term++) offsets[term + 1] = offsets[term] + reader.next();
+      if (offsets[terms] !== total) throw new Error('lexical index: list sizes do not add up');
+      return offsets;
+    });
+    let at = reader.at;
+    index.fields.forEach((postings, field) => {
+      const end = at + offsets[field][terms];
+      if (end > data.length) throw new Error('lexical index: truncated');
+      const bytes = data.slice(at, end);
+      postings.set(offsets[field], bytes, countPostings(bytes));
+      at = end;
+    });
+    if (at !== data.length) throw new Error('lexical index: trailing bytes');
+    return index;
   }
 
-  private load(data: Serialized): void {
-    if (data.format !== FORMAT) throw new Error(`lexical index: unknown format ${String(data.format)}`);
-    this.ids = data.ids;
-    this.ids.forEach((id, n) => this.numbers.set(id!, n));
-    this.lengths = data.lengths;
-    for (let field = 0; field < FIELDS; field++) this.totalLength[field] = sum(this.lengths[field]);
-    for (const [term, ...fields] of data.postings) {
-      this.postings.set(
-        term,
-        fields.map((pairs, field) => {
-          if (!pairs.length) return undefined;
-          const postings = new Postings();
-          for (const [n, tf] of pairs) postings.push(n, tf, this.lengths[field][n]);
-          return postings;
-        }),
-      );
-    }
-  }
-
-  /** Renumbers the live chunks densely and drops the removed ones' postings. */
+  /** Renumbers the live chunks densely, drops the removed ones' postings and the terms left without any. */
   private compact(): void {
-    if (this.numbers.size === this.ids.length) return;
     const renumber = new Int32Array(this.ids.length).fill(-1);
     const ids: string[] = [];
     this.ids.forEach((id, n) => {
@@ -256,30 +406,69 @@ export class LexicalIndex {
       renumber[n] = ids.length;
       ids.push(id);
     });
-    this.lengths = this.lengths.map((lengths) => ids.map((id) => lengths[this.numbers.get(id)!]));
-    for (const [term, fields] of this.postings) {
-      const kept = fields.map((postings) => {
-        if (!postings) return undefined;
-        const next = new Postings();
-        const { entries, size } = postings;
-        for (let i = 0, at = 0; i < size; i++, at += ENTRY) {
-          const n = entries[at];
-          if (renumber[n] >= 0) next.push(renumber[n], entries[at + 1], entries[at + 2]);
-        }
-        return next.size ? next : undefined;
+    this.lengths = this.lengths.map((lengths) => {
+      const kept = new Uint32Array(Math.max(ids.length, 1024));
+      renumber.forEach((to, n) => {
+        if (to >= 0) kept[to] = lengths[n];
       });
-      if (kept.some(Boolean)) this.postings.set(term, kept);
-      else this.postings.delete(term);
+      return kept;
+    });
+    const writers = this.fields.map(({ bytes }) => new ByteWriter(Math.max(bytes.length, 1 << 12)));
+    const offsets = this.fields.map(() => new Uint32Array(this.terms.size + 1));
+    const counts = this.fields.map(() => 0);
+    const terms = new Map<string, number>();
+    for (const [term, id] of this.terms) {
+      const next = terms.size;
+      this.fields.forEach((postings, field) => {
+        const writer = writers[field];
+        offsets[field][next] = writer.length;
+        let last = 0;
+        postings.each(id, (chunk, tf) => {
+          const to = renumber[chunk];
+          if (to < 0) return;
+          writer.varint(to - last);
+          writer.varint(tf);
+          last = to;
+          counts[field]++;
+        });
+      });
+      if (this.fields.some((_, field) => writers[field].length > offsets[field][next])) terms.set(term, next);
     }
+    this.fields.forEach((postings, field) => {
+      offsets[field][terms.size] = writers[field].length;
+      postings.set(offsets[field].slice(0, terms.size + 1), writers[field].finish(), counts[field]);
+    });
+    this.terms = terms;
     this.ids = ids;
     ids.forEach((id, n) => this.numbers.set(id, n));
   }
+
+  /** Room for `size` postings in the list buffers. */
+  private reserve(size: number): void {
+    if (this.listChunks.length >= size) return;
+    this.listChunks = grown(this.listChunks, size * 2);
+    this.listParts = grown(this.listParts, size * 2);
+  }
 }
 
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
+function writeString(writer: ByteWriter, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  writer.varint(bytes.length);
+  writer.append(bytes);
+}
+
+/** The postings in encoded lists: every byte but a number's last has the high bit set, and a posting is two numbers. */
+function countPostings(bytes: Uint8Array): number {
+  let numbers = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] < 0x80) numbers++;
+  return numbers / 2;
+}
+
+/** `array` copied into a new one of `size` elements (at least its own). */
+function grown<T extends Int32Array | Uint32Array | Float64Array>(array: T, size: number): T {
+  const next = new (array.constructor as new (size: number) => T)(Math.max(size, array.length));
+  next.set(array);
+  return next;
 }
 
 function byScore(a: LexicalHit, b: LexicalHit): number {

@@ -5,9 +5,11 @@ import { fileLines } from './fileLines';
 import type { FileRecord, RepoIndex } from './repoIndex';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 18;
+export const CACHE_VERSION = 19;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
+/** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
+const LEXICAL_FILE = 'lexical.bin';
 /** Lines are written in batches of about this many characters: few writes, no whole-index string. */
 const WRITE_BATCH = 1 << 20;
 
@@ -20,6 +22,13 @@ interface CacheMeta {
   /** `WorkspaceRoots.id`: a cache of other folders, or of the same under other names, keys other files. */
   root: string;
   records: number;
+  lexical: LexicalSection;
+}
+
+/** Where a cache's lexical index is checked against: its length and SHA-256 (hex). */
+interface LexicalSection {
+  bytes: number;
+  checksum: string;
 }
 
 /** What a shared cache file's first line names it by: any other first line is not a cache. */
@@ -34,7 +43,9 @@ interface SharedHeader {
   version: number;
   layout: string;
   records: number;
-  /** SHA-256 of the lines after this one, in hex: 64 characters whatever the body, so it is written last in place. */
+  /** The lexical index's bytes, which follow this line; the body's lines follow them. */
+  lexical: LexicalSection;
+  /** SHA-256 of the body's lines, in hex: 64 characters whatever the body, so it is written last in place. */
   checksum: string;
 }
 
@@ -51,8 +62,8 @@ export function cacheDirFor(baseDir: string, root: string): string {
 }
 
 /**
- * Writes the index's lines (one a file record with its windows, the last the lexical index) to `handle` in batches,
- * and returns their SHA-256. The index is never held as one string.
+ * Writes the index's lines (a file record with its windows each) to `handle` in batches, and returns their SHA-256.
+ * The index is never held as one string.
  */
 async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<string> {
   const hash = createHash('sha256');
@@ -70,53 +81,108 @@ async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<strin
     const line: PersistedRecord = windows ? { ...record, windows } : record;
     await write(`${JSON.stringify(line)}\n`);
   }
-  for (const piece of index.lexicalJSON()) await write(piece);
-  await write('\n');
   await handle.write(batch);
   return hash.digest('hex');
 }
 
 /**
- * Writes the index as JSON lines (`writeBody`) with a small metadata file holding the version and the body's
- * checksum. Each file is written to a temporary name and renamed, the body first: a crash, a full disk or a
- * concurrent writer leaves a body and metadata that do not match, which the next load detects and discards.
+ * The lexical index's bytes in pieces (views of the index's own arrays, no copy), with their length and checksum:
+ * a shared cache's header names them before they are written.
+ */
+function lexicalSection(index: RepoIndex): { pieces: Uint8Array[]; section: LexicalSection } {
+  const pieces = [...index.lexicalBinary()];
+  const hash = createHash('sha256');
+  for (const piece of pieces) hash.update(piece);
+  const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
+  return { pieces, section: { bytes, checksum: hash.digest('hex') } };
+}
+
+async function writePieces(handle: fs.FileHandle, pieces: Uint8Array[]): Promise<void> {
+  for (const piece of pieces) await handle.write(piece);
+}
+
+/**
+ * Replaces the index's lexical index by the `section.bytes` bytes of `file` from `offset`, once they match the
+ * section's checksum; throws otherwise (the caller discards the whole cache).
+ */
+async function readLexical(index: RepoIndex, file: string, offset: number, section: LexicalSection): Promise<void> {
+  const data = Buffer.allocUnsafe(section.bytes);
+  const handle = await fs.open(file, 'r');
+  try {
+    for (let filled = 0; filled < data.length;) {
+      const { bytesRead } = await handle.read(data, filled, data.length - filled, offset + filled);
+      if (bytesRead === 0) throw new Error('lexical index truncated');
+      filled += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  if (createHash('sha256').update(data).digest('hex') !== section.checksum)
+    throw new Error('lexical index checksum mismatch');
+  index.restoreLexical(data);
+}
+
+/**
+ * Writes the index as JSON lines (`writeBody`) and the lexical index as a binary file beside them, with a small
+ * metadata file holding the version and both checksums. Each file is written to a temporary name and renamed, the
+ * metadata last: a crash, a full disk or a concurrent writer leaves files and metadata that do not match, which the
+ * next load detects and discards.
  */
 export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<void> {
   await fs.mkdir(cacheDir, { recursive: true });
   const body = path.join(cacheDir, BODY_FILE);
   const meta = path.join(cacheDir, META_FILE);
+  const lexical = path.join(cacheDir, LEXICAL_FILE);
   const bodyTemp = `${body}.${process.pid}.tmp`;
   const metaTemp = `${meta}.${process.pid}.tmp`;
+  const lexicalTemp = `${lexical}.${process.pid}.tmp`;
   const handle = await fs.open(bodyTemp, 'w');
   try {
     const checksum = await writeBody(index, handle);
     await handle.close();
-    const content: CacheMeta = { version: CACHE_VERSION, checksum, root: index.roots.id, records: index.files.size };
+    const { pieces, section } = lexicalSection(index);
+    const lexicalHandle = await fs.open(lexicalTemp, 'w');
+    try {
+      await writePieces(lexicalHandle, pieces);
+    } finally {
+      await lexicalHandle.close();
+    }
+    const content: CacheMeta = {
+      version: CACHE_VERSION,
+      checksum,
+      root: index.roots.id,
+      records: index.files.size,
+      lexical: section,
+    };
     await fs.writeFile(metaTemp, JSON.stringify(content));
     await fs.rename(bodyTemp, body);
+    await fs.rename(lexicalTemp, lexical);
     await fs.rename(metaTemp, meta);
   } catch (error) {
     await handle.close().catch(() => undefined);
     await fs.rm(bodyTemp, { force: true });
+    await fs.rm(lexicalTemp, { force: true });
     await fs.rm(metaTemp, { force: true });
     throw error;
   }
 }
 
 /**
- * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, then the
- * lines `saveIndex` writes. Keys are paths within the workspace folders and nothing names this machine's folders;
+ * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, the lexical
+ * index's bytes (their length in the header), then the lines `saveIndex` writes. Keys are paths within the workspace folders and nothing names this machine's folders;
  * it holds what the index derived from the code (symbols, chunks, windows, the lexical index) and no secret file,
  * since those are never indexed. Written to a temporary name and renamed: a reader never sees half a file.
  */
 export async function saveSharedIndex(index: RepoIndex, file: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
+  const { pieces, section } = lexicalSection(index);
   const header = (checksum: string): string => {
     const content: SharedHeader = {
       format: SHARED_FORMAT,
       version: CACHE_VERSION,
       layout: index.roots.layout,
       records: index.files.size,
+      lexical: section,
       checksum,
     };
     return `${JSON.stringify(content)}\n`;
@@ -125,6 +191,7 @@ export async function saveSharedIndex(index: RepoIndex, file: string): Promise<v
   try {
     // The checksum is known only after the body: the header is written with a placeholder of its length, then again.
     await handle.write(header('0'.repeat(64)));
+    await writePieces(handle, pieces);
     await handle.write(header(await writeBody(index, handle)), 0);
     await handle.close();
     await fs.rename(temp, file);
@@ -149,7 +216,7 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
-  return fill(index, meta, path.join(cacheDir, BODY_FILE), 0);
+  return fill(index, meta, path.join(cacheDir, BODY_FILE), 0, { file: path.join(cacheDir, LEXICAL_FILE), offset: 0 });
 }
 
 /**
@@ -175,7 +242,9 @@ export async function loadSharedIndex(index: RepoIndex, file: string): Promise<L
       ok: false,
       reason: `built for ${describeLayout(content.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
     };
-  const result = await fill(index, content, file, header.bytes);
+  if (!Number.isSafeInteger(content.lexical?.bytes)) return { ok: false, reason: 'corrupt cache: no lexical index' };
+  const bodyStart = header.bytes + content.lexical.bytes;
+  const result = await fill(index, content, file, bodyStart, { file, offset: header.bytes });
   if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
   return result;
 }
@@ -214,13 +283,15 @@ function describeLayout(layout: unknown): string {
 
 /**
  * Puts every record of the body (the lines of `file` from byte `start`) as it is read, then checks the whole against
- * its checksum and record count; on any doubt it removes what it put.
+ * its checksum and record count, and reads the lexical index (from `lexical.offset` in `lexical.file`); on any doubt
+ * it removes what it put.
  */
 async function fill(
   index: RepoIndex,
-  meta: { checksum: string; records: number },
+  meta: { checksum: string; records: number; lexical: LexicalSection },
   file: string,
   start: number,
+  lexical: { file: string; offset: number },
 ): Promise<LoadResult> {
   const hash = createHash('sha256');
   let lines = 0;
@@ -245,18 +316,24 @@ async function fill(
   let reason: string | undefined;
   if (hash.digest('hex') !== meta.checksum) reason = 'cache checksum mismatch';
   else if (corrupt) reason = `corrupt cache: ${corrupt.message}`;
-  else if (lines !== meta.records + 1) reason = `corrupt cache: expected ${meta.records} records, found ${lines - 1}`;
+  else if (lines !== meta.records) reason = `corrupt cache: expected ${meta.records} records, found ${lines}`;
+  else {
+    try {
+      await readLexical(index, lexical.file, lexical.offset, meta.lexical);
+    } catch (error) {
+      reason = `corrupt cache: ${(error as Error).message}`;
+    }
+  }
   if (!reason) return { ok: true };
   clear(index);
   return { ok: false, reason };
 }
 
-/** The body's line `at`: a file record with its windows, or after the `records` of them the lexical index. */
+/** The body's line `at`: a file record with its windows (a line past the `records` is only counted). */
 function putLine(index: RepoIndex, records: number, at: number, line: string): void {
-  if (at < records) {
-    const { windows, ...record } = JSON.parse(line) as PersistedRecord;
-    index.put(record, false, index.decodeWindows(windows ?? []));
-  } else if (at === records) index.restoreLexical(line);
+  if (at >= records) return;
+  const { windows, ...record } = JSON.parse(line) as PersistedRecord;
+  index.put(record, false, index.decodeWindows(windows ?? []));
 }
 
 function clear(index: RepoIndex): void {

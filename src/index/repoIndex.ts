@@ -431,14 +431,17 @@ export class RepoIndex {
     return { files: this.files.size, symbols: this.symbolCount, chunks: this.chunkTable.size };
   }
 
-  /** The lexical index serialised for the persisted cache, in pieces (see `LexicalIndex.jsonPieces`). */
-  lexicalJSON(): Iterable<string> {
-    return this.lexical.jsonPieces();
+  /** The lexical index in its binary form for the persisted cache, in pieces (see `LexicalIndex.writeBinary`). */
+  lexicalBinary(): Iterable<Uint8Array> {
+    return this.lexical.writeBinary();
   }
 
-  /** Replaces the lexical index by a persisted one that matches the records already `put` without it. */
-  restoreLexical(serialized: string): void {
-    this.lexical = new LexicalIndex(serialized);
+  /**
+   * Replaces the lexical index by a persisted one that matches the records already `put` without it; it keeps the
+   * chunks' own id strings, not a second copy of each.
+   */
+  restoreLexical(data: Uint8Array): void {
+    this.lexical = LexicalIndex.readBinary(data, (id) => this.chunkTable.get(id)?.id);
   }
 
   dispose(): void {

@@ -25,8 +25,13 @@ const CORPUS = [
 ];
 const QUERIES = ['db.users', 'loadUser(id)', 'cache user', 'render page title', 'UserRepo save', 'nothing here'];
 
-function results(index: LexicalIndex): string {
-  return JSON.stringify(QUERIES.map((q) => index.query(q, 10)));
+function results(index: LexicalIndex, queries = QUERIES): string {
+  return JSON.stringify(queries.map((q) => index.query(q, 10)));
+}
+
+/** `index` written in its binary form and read back. */
+function persisted(index: LexicalIndex): LexicalIndex {
+  return LexicalIndex.readBinary(Buffer.concat([...index.writeBinary()]));
 }
 
 describe('lexical index (BM25+ over chunks)', () => {
@@ -69,7 +74,7 @@ describe('lexical index (BM25+ over chunks)', () => {
     const norm = (index: LexicalIndex): string =>
       JSON.stringify(QUERIES.map((q) => index.query(q, 10).sort((x, y) => x.id.localeCompare(y.id))));
     assert.equal(norm(updated), norm(fresh));
-    assert.equal(norm(new LexicalIndex(updated.toJSON())), norm(fresh), 'persisted and restored');
+    assert.equal(norm(persisted(updated)), norm(fresh), 'persisted and restored');
   });
 
   it('compacts once most numbered chunks are removed, and keeps answering the same', () => {
@@ -99,5 +104,45 @@ describe('lexical index (BM25+ over chunks)', () => {
       filtered.map((h) => h.id),
       all.filter((h) => !h.id.startsWith('a.ts')).map((h) => h.id),
     );
+  });
+
+  it('answers the same whether postings were folded often, once, or persisted', () => {
+    // Enough postings (about 200,000) for the recent ones to be folded into the encoded lists more than once.
+    const words = Array.from({ length: 600 }, (_, i) => `word${i}`);
+    const corpus = Array.from({ length: 5000 }, (_, c) =>
+      chunk(
+        `f${c % 97}.ts#${c}`,
+        Array.from({ length: 40 }, (_, i) => words[(c * 7 + i * i * 13) % words.length]).join(' '),
+        [`name${c % 300}`],
+      ),
+    );
+    const queries = ['word1 word2', 'word599 name7', 'word42', 'name299 word300 word13', 'absent word5'];
+    const once = new LexicalIndex();
+    once.add(corpus);
+    const often = new LexicalIndex();
+    for (const c of corpus) often.add([c]);
+    const expected = results(once, queries);
+    assert.ok(JSON.parse(expected).every((hits: unknown[]) => hits.length > 0));
+    assert.equal(results(often, queries), expected);
+    assert.equal(results(persisted(often), queries), expected);
+    // Removals past the compaction share, then the same chunks again: numbered anew, answered the same.
+    const removed = corpus.filter((_, c) => c % 3 !== 0);
+    often.remove(removed.map((c) => c.id));
+    often.add(removed);
+    const sorted = (index: LexicalIndex): string =>
+      JSON.stringify(
+        queries.map((q) => index.query(q, 10).sort((x, y) => y.score - x.score || x.id.localeCompare(y.id))),
+      );
+    assert.equal(sorted(often), sorted(once));
+    assert.equal(sorted(persisted(often)), sorted(once));
+  });
+
+  it('reads no other format and no bytes that do not add up', () => {
+    const index = new LexicalIndex();
+    index.add(CORPUS);
+    const bytes = Buffer.concat([...index.writeBinary()]);
+    assert.throws(() => LexicalIndex.readBinary(bytes.subarray(0, bytes.length - 1)), /lexical index/);
+    assert.throws(() => LexicalIndex.readBinary(Buffer.concat([bytes, Buffer.from([0])])), /trailing bytes/);
+    assert.throws(() => LexicalIndex.readBinary(Buffer.from('\x05other')), /unknown format/);
   });
 });

@@ -287,6 +287,18 @@ describe('persistence', () => {
         const report = await buildIndex(index, { root: SHOP, cacheDir: cache.dir });
         assert.ok(report.parsed > 5 && index.symbols('findByEmail').length > 0);
       }
+      // The lexical index's side file, one byte changed: the records are not trusted without it.
+      await saveIndex(await built(SHOP), cache.dir);
+      const lexical = path.join(cache.dir, 'lexical.bin');
+      const bytes = await fs.readFile(lexical);
+      bytes[bytes.length >> 1] ^= 1;
+      await fs.writeFile(lexical, bytes);
+      const index = new RepoIndex(SHOP);
+      assert.deepEqual(await loadIndex(index, cache.dir), {
+        ok: false,
+        reason: 'corrupt cache: lexical index checksum mismatch',
+      });
+      assert.strictEqual(index.files.size, 0);
     } finally {
       await cache.cleanup();
     }
