@@ -6,7 +6,7 @@
 //   needs `npx tsc -p .` (reads out/src). Without --fresh a valid cache under --cache is loaded (a warm start).
 // It reads RepoIndex's private fields: a step whose field is gone reports null; update the steps with the index.
 import { createRequire } from 'module';
-import { readFileSync, existsSync } from 'fs';
+import { readFileSync, existsSync, statSync } from 'fs';
 import { join } from 'path';
 import { fileURLToPath } from 'url';
 
@@ -53,7 +53,7 @@ for (const { facts } of index.files.values()) {
   counts.types += facts.types.length;
 }
 counts.vocabulary = index.vocabulary?.size;
-counts.bm25Terms = index.lexical?.postings?.size;
+counts.bm25Terms = index.lexical?.terms?.size;
 counts.fileWindows = index.fileWindows?.size;
 counts.chunkWindows = index.chunkWindows?.size;
 
@@ -70,18 +70,12 @@ const windowDetail = (w) => {
   };
 };
 const postingDetail = () => {
-  let lists = 0;
-  let used = 0;
-  let allocated = 0;
-  for (const fields of index.lexical.postings.values()) {
-    for (const p of fields) {
-      if (!p) continue;
-      lists++;
-      used += p.size * 3;
-      allocated += p.entries.length;
-    }
-  }
-  return { lists, int32Used: used, int32Allocated: allocated };
+  const fields = index.lexical.fields;
+  return {
+    encodedPostings: fields.reduce((a, f) => a + f.encoded, 0),
+    encodedBytes: fields.reduce((a, f) => a + f.bytes.length, 0),
+    recentPostings: fields.reduce((a, f) => a + f.recentCount, 0),
+  };
 };
 const attempt = (f) => {
   try {
@@ -104,7 +98,13 @@ const steps = [
   ['file windows (similar-code inverted index)', () => (index.fileWindows = undefined)],
   ['chunk windows (per-chunk token sets)', () => (index.chunkWindows = undefined)],
   ['window vocabulary (token strings + map)', () => (index.vocabulary = undefined)],
-  ['BM25 postings (term map + Int32Arrays)', () => index.lexical.postings.clear()],
+  [
+    'BM25 postings (term map + encoded lists)',
+    () => {
+      index.lexical.terms.clear();
+      for (const f of index.lexical.fields) f.set(new Uint32Array(1), new Uint8Array(0), 0);
+    },
+  ],
   ['BM25 chunk ids, numbers, lengths', () => (index.lexical = undefined)],
   ['symbol tables (all + top-level)', () => (index.symbolTable.clear(), index.topLevelTable.clear())],
   ['chunk table (id -> chunk)', () => index.chunkTable.clear()],
@@ -147,7 +147,7 @@ for (const [name, drop] of steps) {
 }
 rows.push({ structure: 'rest (runtime, parser, modules kept by the build)', mb: before - base, bytesPerFile: 0 });
 
-// What a warm start reads at once: the cache body as one string, then its lines, then the lexical line parsed whole.
+// The cache body read as one string (what a warm start read before it streamed), and the lexical index's side file.
 let cacheInfo;
 const cacheDir = option('--cache') && cacheDirFor(option('--cache'), await repositoryDir(dir));
 const body = cacheDir && join(cacheDir, 'index.jsonl');
@@ -156,17 +156,11 @@ if (body && existsSync(body)) {
   const h = live();
   const raw = readFileSync(body, 'utf8');
   const stringMb = live() - h;
-  const lines = raw.split('\n');
-  const lexicalLine = lines[lines.length - 2].length;
-  const h0 = live();
-  const parsed = JSON.parse(lines[lines.length - 2]);
-  const parsedMb = live() - h0;
   cacheInfo = {
     bodyMb: bytes / 2 ** 20,
     stringMb,
-    lexicalLineMb: lexicalLine / 2 ** 20,
-    lexicalParsedMb: parsedMb,
-    lexicalChunks: parsed.ids.length,
+    lexicalBinMb: statSync(join(cacheDir, 'lexical.bin')).size / 2 ** 20,
+    rawChars: raw.length,
   };
 }
 
