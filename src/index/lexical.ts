@@ -400,7 +400,8 @@ export class LexicalIndex {
     index.fields.forEach((postings, field) => {
       const end = at + offsets[field][terms];
       if (end > data.length) throw new Error('lexical index: truncated');
-      const bytes = data.slice(at, end);
+      // A copy (`data` may be a Buffer, whose `slice` is a view): the lists must not keep the whole section alive.
+      const bytes = new Uint8Array(data.subarray(at, end));
       postings.set(offsets[field], bytes, countPostings(bytes));
       at = end;
     });

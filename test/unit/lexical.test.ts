@@ -141,6 +141,11 @@ describe('lexical index (BM25+ over chunks)', () => {
     const index = new LexicalIndex();
     index.add(CORPUS);
     const bytes = Buffer.concat([...index.writeBinary()]);
+    const read = LexicalIndex.readBinary(bytes) as unknown as { fields: { bytes: Uint8Array }[] };
+    assert.ok(
+      read.fields.every((field) => field.bytes.buffer !== bytes.buffer),
+      'the lists are copies: they keep no read buffer alive',
+    );
     assert.throws(() => LexicalIndex.readBinary(bytes.subarray(0, bytes.length - 1)), /lexical index/);
     assert.throws(() => LexicalIndex.readBinary(Buffer.concat([bytes, Buffer.from([0])])), /trailing bytes/);
     assert.throws(() => LexicalIndex.readBinary(Buffer.from('\x05other')), /unknown format/);
