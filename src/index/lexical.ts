@@ -23,9 +23,12 @@ const COMPACT_SHARE = 0.5;
 const FOLD_MIN = 1 << 16;
 /**
  * ... and once they are this share of the encoded ones: a recent posting takes 12 bytes against about 2.5 encoded,
- * so they stay a small part of the index, while each posting is still re-encoded a bounded number of times (9).
+ * so they stay a small part of the index, while a fold still follows 1/8 as many appends as the postings it copies
+ * (each posting copied about 9 times in all: an append stays amortized O(1)).
  */
 const FOLD_SHARE = 1 / 8;
+/** Elements a growable typed array starts with: doubling from fewer would copy often to save a few KB. */
+const MIN_CAPACITY = 1024;
 /** Numbers a recent posting takes: its chunk, term frequency, and the next recent posting of its list (+1; 0: none). */
 const RECENT = 3;
 /** The first bytes of the persisted form (`writeBinary`), a varint-prefixed string: another format is not read. */
@@ -38,7 +41,7 @@ const FORMAT = 'repogate-bm25-2';
  * Nothing is an object a term (one typed array a list cost about 300 bytes, most of the index's heap): the lists are
  * varint `(chunk gap, tf)` pairs in one byte array, from `offsets[term]` to `offsets[term + 1]`. Postings added
  * since are chained apart in `recent` (each list's chain holds chunks above all its encoded ones, ascending), and
- * folded in when they are many (`FOLD_MIN`, `FOLD_SHARE`): an append stays amortized O(1).
+ * folded in when they are many (`FOLD_MIN`, `FOLD_SHARE`).
  */
 class FieldPostings {
   /** Postings in the encoded lists, dead ones included: what decides when to fold. */
@@ -55,12 +58,12 @@ class FieldPostings {
   /** Appends a posting to `term`'s list; `chunk` is above every chunk in it. */
   push(term: number, chunk: number, tf: number): void {
     if (term >= this.head.length) {
-      const size = Math.max(term + 1, this.head.length * 2, 1024);
+      const size = Math.max(term + 1, this.head.length * 2, MIN_CAPACITY);
       this.head = grown(this.head, size);
       this.tail = grown(this.tail, size);
     }
     const at = this.recentCount * RECENT;
-    if (at === this.recent.length) this.recent = grown(this.recent, Math.max(at * 2, 1024 * RECENT));
+    if (at === this.recent.length) this.recent = grown(this.recent, Math.max(at * 2, MIN_CAPACITY * RECENT));
     this.recent[at] = chunk;
     this.recent[at + 1] = tf;
     this.recent[at + 2] = 0;
@@ -190,7 +193,7 @@ export class LexicalIndex {
       const n = this.ids.length;
       this.ids.push(chunk.id);
       this.numbers.set(chunk.id, n);
-      if (n === this.lengths[0].length) this.lengths = this.lengths.map((l) => grown(l, Math.max(n * 2, 1024)));
+      if (n === this.lengths[0].length) this.lengths = this.lengths.map((l) => grown(l, Math.max(n * 2, MIN_CAPACITY)));
       [codeTerms(chunk.text), codeTerms(chunk.symbols.join(' '))].forEach((terms, field) => {
         const counts = new Map<string, number>();
         for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
@@ -341,7 +344,7 @@ export class LexicalIndex {
     if (this.numbers.size !== this.ids.length) this.compact();
     for (const postings of this.fields) postings.fold(this.terms.size);
     const terms = this.terms.size;
-    const head = new ByteWriter(1 << 16);
+    const head = new ByteWriter();
     writeString(head, FORMAT);
     head.varint(this.ids.length);
     head.varint(terms);
@@ -419,13 +422,13 @@ export class LexicalIndex {
       ids.push(id);
     });
     this.lengths = this.lengths.map((lengths) => {
-      const kept = new Int32Array(Math.max(ids.length, 1024));
+      const kept = new Int32Array(Math.max(ids.length, MIN_CAPACITY));
       renumber.forEach((to, n) => {
         if (to >= 0) kept[to] = lengths[n];
       });
       return kept;
     });
-    const writers = this.fields.map(({ bytes }) => new ByteWriter(Math.max(bytes.length, 1 << 12)));
+    const writers = this.fields.map(({ bytes }) => new ByteWriter(Math.max(bytes.length, MIN_CAPACITY)));
     const offsets = this.fields.map(() => new Uint32Array(this.terms.size + 1));
     const counts = this.fields.map(() => 0);
     const terms = new Map<string, number>();
