@@ -1,3 +1,4 @@
+import { ownString } from './ownStrings';
 import { codeTerms, identifiers } from './tokenize';
 import type { Chunk } from './types';
 import { ByteWriter, VarintReader } from './varint';
@@ -201,7 +202,8 @@ export class LexicalIndex {
         this.totalLength[field] += counts.size;
         for (const [term, tf] of counts) {
           let id = this.terms.get(term);
-          if (id === undefined) this.terms.set(term, (id = this.terms.size));
+          // A new term is a slice of the chunk's text, which it would keep alive.
+          if (id === undefined) this.terms.set(ownString(term), (id = this.terms.size));
           this.fields[field].push(id, n, tf);
         }
       });
@@ -254,46 +256,9 @@ export class LexicalIndex {
       const id = this.terms.get(term);
       if (id === undefined) return;
       for (let field = 0; field < FIELDS; field++) {
-        const postings = this.fields[field];
-        const start = postings.start(id);
-        const end = postings.end(id);
-        const firstRecent = postings.firstRecent(id);
-        if (start === end && firstRecent === 0) continue;
-        const average = this.totalLength[field] / live;
-        const lengths = this.lengths[field];
-        const { bytes, recent } = postings;
-        // Room for the list: an encoded posting takes two bytes at the least.
-        let bound = (end - start) >> 1;
-        for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) bound++;
-        this.reserve(bound);
+        const matching = this.gather(field, id, live, everyLive);
+        if (matching < 0) continue;
         const { listChunks, listParts } = this;
-        // One pass over the list: the live chunks and their parts, counted for the idf as they are met. The varints
-        // are read inline: this loop is most of a query's time.
-        let matching = 0;
-        for (let at = start, n = 0; at < end;) {
-          // Most gaps and nearly every tf take one byte: the loop is entered only past it.
-          let gap = bytes[at++];
-          if (gap > 0x7f) {
-            gap &= 0x7f;
-            for (let shift = 7, byte = 0x80; byte > 0x7f; shift += 7) gap |= ((byte = bytes[at++]) & 0x7f) << shift;
-          }
-          let tf = bytes[at++];
-          if (tf > 0x7f) {
-            tf &= 0x7f;
-            for (let shift = 7, byte = 0x80; byte > 0x7f; shift += 7) tf |= ((byte = bytes[at++]) & 0x7f) << shift;
-          }
-          n += gap;
-          if (!everyLive && this.ids[n] === undefined) continue;
-          listChunks[matching] = n;
-          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
-        }
-        for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) {
-          const n = recent[(r - 1) * RECENT];
-          if (!everyLive && this.ids[n] === undefined) continue;
-          const tf = recent[(r - 1) * RECENT + 1];
-          listChunks[matching] = n;
-          listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
-        }
         const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
         for (let i = 0; i < matching; i++) {
@@ -328,6 +293,54 @@ export class LexicalIndex {
       }
     }
     return best.sort(byScore).slice(0, limit);
+  }
+
+  /**
+   * Term `id`'s postings in `field` as parallel lists of live chunk numbers and their BM25 term parts, in
+   * `listChunks` and `listParts`; returns how many, or -1 for a term without postings in the field.
+   */
+  private gather(field: number, id: number, live: number, everyLive: boolean): number {
+    const postings = this.fields[field];
+    const start = postings.start(id);
+    const end = postings.end(id);
+    const firstRecent = postings.firstRecent(id);
+    if (start === end && firstRecent === 0) return -1;
+    const average = this.totalLength[field] / live;
+    const lengths = this.lengths[field];
+    const { bytes, recent } = postings;
+    // Room for the list: an encoded posting takes two bytes at the least.
+    let bound = (end - start) >> 1;
+    for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) bound++;
+    this.reserve(bound);
+    const { listChunks, listParts } = this;
+    // One pass over the list: the live chunks and their parts, counted for the idf as they are met. The varints
+    // are read inline: this loop is most of a query's time.
+    let matching = 0;
+    for (let at = start, n = 0; at < end;) {
+      // Most gaps and nearly every tf take one byte: the loop is entered only past it.
+      let gap = bytes[at++];
+      if (gap > 0x7f) {
+        gap &= 0x7f;
+        for (let shift = 7, byte = 0x80; byte > 0x7f; shift += 7) gap |= ((byte = bytes[at++]) & 0x7f) << shift;
+      }
+      let tf = bytes[at++];
+      if (tf > 0x7f) {
+        tf &= 0x7f;
+        for (let shift = 7, byte = 0x80; byte > 0x7f; shift += 7) tf |= ((byte = bytes[at++]) & 0x7f) << shift;
+      }
+      n += gap;
+      if (!everyLive && this.ids[n] === undefined) continue;
+      listChunks[matching] = n;
+      listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+    }
+    for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) {
+      const n = recent[(r - 1) * RECENT];
+      if (!everyLive && this.ids[n] === undefined) continue;
+      const tf = recent[(r - 1) * RECENT + 1];
+      listChunks[matching] = n;
+      listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+    }
+    return matching;
   }
 
   get size(): number {
