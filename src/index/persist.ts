@@ -3,9 +3,10 @@ import { promises as fs } from 'fs';
 import * as path from 'path';
 import { fileLines } from './fileLines';
 import type { FileRecord, RepoIndex } from './repoIndex';
+import { decodeWindowLists } from './windows';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 19;
+export const CACHE_VERSION = 20;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
@@ -13,8 +14,8 @@ const LEXICAL_FILE = 'lexical.bin';
 /** Lines are written in batches of about this many characters: few writes, no whole-index string. */
 const WRITE_BATCH = 1 << 20;
 
-/** A file record as a line of the cache: with its similar-code windows (`RepoIndex.persistedWindows`). */
-type PersistedRecord = FileRecord & { windows?: string[] };
+/** A file record as a line of the cache: with its windows and its chunks' (`RepoIndex.persistedWindows`). */
+type PersistedRecord = FileRecord & { windows?: string; chunkWindows?: string };
 
 interface CacheMeta {
   version: number;
@@ -62,7 +63,8 @@ export function cacheDirFor(baseDir: string, root: string): string {
 }
 
 /**
- * Writes the index's lines (a file record with its windows each) to `handle` in batches, and returns their SHA-256.
+ * Writes the index's lines (the windows' vocabulary, then a file record with its windows each) to `handle` in
+ * batches, and returns their SHA-256.
  * The index is never held as one string.
  */
 async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<string> {
@@ -76,9 +78,10 @@ async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<strin
       batch = '';
     }
   };
+  await write(`${JSON.stringify(index.vocabularyWords())}\n`);
   for (const record of index.files.values()) {
     const windows = index.persistedWindows(record.facts.path);
-    const line: PersistedRecord = windows ? { ...record, windows } : record;
+    const line: PersistedRecord = windows ? { ...record, ...windows } : record;
     await write(`${JSON.stringify(line)}\n`);
   }
   await handle.write(batch);
@@ -295,13 +298,15 @@ async function fill(
 ): Promise<LoadResult> {
   const hash = createHash('sha256');
   let lines = 0;
+  let remap: Int32Array | undefined;
   // A line that does not parse is remembered and the rest only hashed: a changed file is told from a corrupt one.
   let corrupt: Error | undefined;
   try {
     for await (const line of fileLines(file, hash, start)) {
       if (!corrupt) {
         try {
-          putLine(index, meta.records, lines, line);
+          if (lines === 0) remap = vocabularyRemap(index, line);
+          else if (lines <= meta.records) putRecord(index, line, remap);
         } catch (error) {
           corrupt = error as Error;
         }
@@ -316,7 +321,7 @@ async function fill(
   let reason: string | undefined;
   if (hash.digest('hex') !== meta.checksum) reason = 'cache checksum mismatch';
   else if (corrupt) reason = `corrupt cache: ${corrupt.message}`;
-  else if (lines !== meta.records) reason = `corrupt cache: expected ${meta.records} records, found ${lines}`;
+  else if (lines !== meta.records + 1) reason = `corrupt cache: expected ${meta.records} records, found ${lines - 1}`;
   else {
     try {
       await readLexical(index, lexical.file, lexical.offset, meta.lexical);
@@ -329,11 +334,20 @@ async function fill(
   return { ok: false, reason };
 }
 
-/** The body's line `at`: a file record with its windows (a line past the `records` is only counted). */
-function putLine(index: RepoIndex, records: number, at: number, line: string): void {
-  if (at >= records) return;
-  const { windows, ...record } = JSON.parse(line) as PersistedRecord;
-  index.put(record, false, index.decodeWindows(windows ?? []));
+/**
+ * Interns the body's first line, the persisted windows' vocabulary; returns how its ids map to this index's, or
+ * undefined when they are the same (a load into an empty index), so that no window needs sorting again.
+ */
+function vocabularyRemap(index: RepoIndex, line: string): Int32Array | undefined {
+  const remap = index.restoreVocabulary(JSON.parse(line) as string[]);
+  return remap.every((id, i) => id === i) ? undefined : remap;
+}
+
+/** A body line: a file record with its windows and its chunks'. */
+function putRecord(index: RepoIndex, line: string, remap: Int32Array | undefined): void {
+  const { windows, chunkWindows, ...record } = JSON.parse(line) as PersistedRecord;
+  const [fileWindows = []] = windows ? decodeWindowLists(windows, remap) : [];
+  index.put(record, false, fileWindows, chunkWindows ? decodeWindowLists(chunkWindows, remap) : undefined);
 }
 
 function clear(index: RepoIndex): void {

@@ -13,7 +13,7 @@ import { WorkspaceRoots, type IndexRoot } from './roots';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
-import { chunkWindows, decodeWindows, encodeWindows, fileWindows } from './windows';
+import { chunkWindows, encodeWindowLists, fileWindows } from './windows';
 
 /** A file's modification time and size in bytes on disk: a warm start trusts a record whose file still has them. */
 export interface FileStat {
@@ -172,9 +172,14 @@ export class RepoIndex {
 
   /**
    * Adds a record whose facts are already known (from the persisted cache), with the file's windows (none for a
-   * data file; `decodeWindows` reads persisted ones).
+   * data file; persisted ones: `decodeWindowLists`) and, from a cache, each chunk's windows.
    */
-  put(record: FileRecord, addToLexical = true, windows: readonly StoredWindow[] = []): void {
+  put(
+    record: FileRecord,
+    addToLexical = true,
+    windows: readonly StoredWindow[] = [],
+    storedChunkWindows?: readonly (readonly StoredWindow[])[],
+  ): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
     const shape = exportShape(record.facts);
@@ -198,9 +203,9 @@ export class RepoIndex {
     }
     // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
     if (!record.data && addToLexical) this.lexical.add(record.facts.chunks);
-    const tokens = record.data
-      ? []
-      : record.facts.chunks.map((c) => c.kind !== 'outline' && chunkWindows(c, this.vocabulary));
+    const tokens = record.facts.chunks.map((c, i) =>
+      record.data || c.kind === 'outline' ? undefined : (storedChunkWindows?.[i] ?? chunkWindows(c, this.vocabulary)),
+    );
     // Every reader of the texts above is done: from here they are read back from the file when asked for.
     record.facts.chunks = this.texts.store(record.facts.chunks);
     record.facts.chunks.forEach((chunk, i) => {
@@ -352,14 +357,23 @@ export class RepoIndex {
   }
 
   /** A file's windows as the persisted cache holds them; undefined when it has none (a data file). */
-  persistedWindows(filePath: string): string[] | undefined {
-    const windows = this.fileWindows.windows(filePath);
-    return windows.length ? encodeWindows(windows, this.vocabulary) : undefined;
+  persistedWindows(filePath: string): { windows: string; chunkWindows: string } | undefined {
+    const record = this.files.get(filePath);
+    if (!record || record.data) return undefined;
+    return {
+      windows: encodeWindowLists([this.fileWindows.windows(filePath)]),
+      chunkWindows: encodeWindowLists(record.facts.chunks.map((c) => this.chunkWindows.windows(c.id))),
+    };
   }
 
-  /** Persisted windows (`persistedWindows`) in this index's vocabulary, for `put`. */
-  decodeWindows(encoded: readonly string[]): StoredWindow[] {
-    return decodeWindows(encoded, this.vocabulary);
+  /** The window vocabulary's words by id: what persisted windows' ids index. */
+  vocabularyWords(): readonly string[] {
+    return this.vocabulary.words();
+  }
+
+  /** Interns a persisted vocabulary; returns, per persisted id, the id here. */
+  restoreVocabulary(words: readonly string[]): Int32Array {
+    return this.vocabulary.internAll(words);
   }
 
   /** Where each import of a file points, resolved lazily and memoised until the file set changes. */

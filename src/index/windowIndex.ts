@@ -17,6 +17,11 @@ export class Vocabulary {
     return this.names[id];
   }
 
+  /** Every word by its id. */
+  words(): readonly string[] {
+    return this.names;
+  }
+
   /** The distinct ids of `words`, sorted, interning the new ones. */
   intern(words: Iterable<string>): Int32Array {
     return distinctSorted(this.internAll(words));

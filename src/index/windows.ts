@@ -1,5 +1,6 @@
 import { identifiers } from './tokenize';
 import type { Chunk } from './types';
+import { ByteWriter, VarintReader } from './varint';
 import { distinctSorted, type StoredWindow, type Vocabulary } from './windowIndex';
 
 /** Fallback chunking for files without a grammar (or without declarations): overlapping line windows. */
@@ -85,16 +86,37 @@ function windowIds(lineIds: readonly Int32Array[], start: number): Int32Array {
 }
 
 /**
- * Windows as persisted: one string a window, its first line and then its tokens, space-separated (tokens are
- * identifiers, so they hold no space). Ids are not persisted: a warm start interns the tokens in its own order.
+ * Lists of windows as persisted: varints (the list count; per list its window count; per window its start, its id
+ * count and its ids as gaps) in base64. Ids index the persisted vocabulary (`RepoIndex.vocabularyWords`), which a
+ * warm start interns once, instead of a word per window occurrence.
  */
-export function encodeWindows(windows: readonly StoredWindow[], vocabulary: Vocabulary): string[] {
-  return windows.map(({ start, ids }) => [start, ...Array.from(ids, (id) => vocabulary.name(id))].join(' '));
+export function encodeWindowLists(lists: readonly (readonly StoredWindow[])[]): string {
+  const out = new ByteWriter();
+  out.varint(lists.length);
+  for (const windows of lists) {
+    out.varint(windows.length);
+    for (const { start, ids } of windows) {
+      out.varint(start);
+      out.varint(ids.length);
+      for (let i = 0; i < ids.length; i++) out.varint(ids[i] - (i ? ids[i - 1] : 0));
+    }
+  }
+  return Buffer.from(out.bytes.buffer, 0, out.length).toString('base64');
 }
 
-export function decodeWindows(encoded: readonly string[], vocabulary: Vocabulary): StoredWindow[] {
-  return encoded.map((window) => {
-    const [start, ...tokens] = window.split(' ');
-    return { start: Number(start), ids: vocabulary.intern(tokens) };
-  });
+/** `encodeWindowLists`' lists, each persisted id taken to `remap[id]` (undefined: the same ids). */
+export function decodeWindowLists(encoded: string, remap?: Int32Array): StoredWindow[][] {
+  const input = new VarintReader(Buffer.from(encoded, 'base64'));
+  return Array.from({ length: input.next() }, () =>
+    Array.from({ length: input.next() }, () => {
+      const start = input.next();
+      const ids = new Int32Array(input.next());
+      for (let i = 0, id = 0; i < ids.length; i++) ids[i] = id += input.next();
+      if (remap) {
+        for (let i = 0; i < ids.length; i++) ids[i] = remap[ids[i]];
+        ids.sort();
+      }
+      return { start, ids };
+    }),
+  );
 }

@@ -231,6 +231,21 @@ describe('persistence', () => {
         cold.similarWindows(['import', 'UserRepo', 'from'], 1)[0].start === 0,
         'a file head matches its imports',
       );
+      // Into an index whose vocabulary numbers words otherwise, the persisted ids are mapped: the same answers.
+      const mixed = new RepoIndex(SHOP);
+      await mixed.update('zz/other.ts', 'const zzz = repo;\nexport function user(email: string) {}\n');
+      assert.deepStrictEqual(await loadIndex(mixed, cache.dir), { ok: true });
+      const tokens = ['findByEmail', 'user', 'repo', 'async', 'return'];
+      const skip = (file: string): boolean => file === 'zz/other.ts';
+      assert.deepStrictEqual(mixed.similarWindows(tokens, 10, skip), cold.similarWindows(tokens, 10));
+      const query = (index: RepoIndex) => index.windowQuery(tokens);
+      for (const file of cold.files.keys()) {
+        for (const chunk of cold.facts(file)!.chunks) {
+          const loaded = mixed.chunk(chunk.id)!;
+          assert.deepStrictEqual(mixed.bestWindow(loaded, query(mixed)), cold.bestWindow(chunk, query(cold)), chunk.id);
+        }
+      }
+      for (const index of [cold, warm, mixed]) index.dispose();
     } finally {
       await cache.cleanup();
     }
