@@ -11,13 +11,16 @@
 // kept in .bench/scale/results/<commit>/size-<N>.json as soon as they are done; the table (stdout), scale.json and
 // scale.svg (memory and build time against workspace size) are made from every size kept for the commit.
 // Usage: REPOGATE_MIRROR=DIR npm run bench:scale [-- --sizes 10000,25000] [-- --updates 40] [-- --skip-fetch]
-//        [-- --report] (only the table, JSON and SVG from the sizes kept)
+//        [-- --report [--results COMMIT|DIR]] (only the table, JSON and SVG from the sizes kept, by default for HEAD)
+//        [-- --svg-dir DIR] (scale.svg written there too). docs/img/scale.svg, once every size is kept for a commit:
+//        npm run bench:scale -- --report --results COMMIT --svg-dir docs/img
 import { execFileSync, spawnSync } from 'child_process';
 import { createHash } from 'crypto';
 import * as fs from 'fs';
 import { createRequire } from 'module';
-import { dirname, join } from 'path';
+import { basename, dirname, join } from 'path';
 import { cli, flag, option, root } from './args.mjs';
+import { linePanel, svgDocument } from './svg.mjs';
 
 const SIZES = option('--sizes', '10000,25000,50000,100000').split(',').map(Number);
 const UPDATES = option('--updates', '40');
@@ -27,7 +30,8 @@ const repos = JSON.parse(fs.readFileSync(join(root, 'tools', 'bench', 'repos.jso
 const work = join(root, '.bench', 'scale');
 const git = (...a) => spawnSync('git', a, { cwd: root, encoding: 'utf8' }).stdout.trim();
 const dirty = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'src', 'tools'], { cwd: root }).status !== 0;
-const results = join(work, 'results', git('rev-parse', '--short', 'HEAD'));
+const keptAt = flag('--report') && option('--results');
+const results = keptAt?.includes('/') ? keptAt : join(work, 'results', keptAt || git('rev-parse', '--short', 'HEAD'));
 const log = (line) => process.stderr.write(`${line}\n`);
 const run = (cmd, args, options = {}) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
 
@@ -293,69 +297,24 @@ export function table(rows, alone) {
   return lines.join('\n');
 }
 
-/** A plain SVG: peak RSS and cold build time against the workspace's files, targets as red crosses. */
+/** A plain SVG (svg.mjs): peak RSS and cold build time against the workspace's files, targets as red crosses. */
 export function svgPlot(rows) {
-  const panel = (x0, title, points, targets) => {
-    const [w, h, left, top] = [330, 220, x0 + 50, 40];
-    const xMax = Math.max(100000, ...points.map((p) => p[0]));
-    const yMax = Math.max(1, ...points.map((p) => p[1]), ...targets.map((p) => p[1])) * 1.15;
-    const X = (v) => (left + (v / xMax) * w).toFixed(1);
-    const Y = (v) => (top + h - (v / yMax) * h).toFixed(1);
-    const step = 10 ** Math.floor(Math.log10(yMax / 4));
-    const yStep = [1, 2, 5, 10].map((m) => m * step).find((v) => yMax / v <= 6);
-    const parts = [
-      `<text x="${left}" y="${top - 15}" font-size="14">${title}</text>`,
-      `<path d="M${left},${top}V${top + h}H${left + w}" fill="none" stroke="#333"/>`,
-    ];
-    for (let v = 0; v <= xMax; v += 25000) {
-      parts.push(
-        `<text x="${X(v)}" y="${top + h + 16}" font-size="11" text-anchor="middle">${v ? `${v / 1000}k` : 0}</text>`,
-      );
-    }
-    for (let v = 0; v < yMax; v += yStep) {
-      parts.push(
-        `<text x="${left - 6}" y="${Y(v)}" font-size="11" text-anchor="end" dy="4">${v}</text>`,
-        `<path d="M${left},${Y(v)}H${left + w}" stroke="#ddd"/>`,
-      );
-    }
-    parts.push(
-      `<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="${points.map(([a, b]) => `${X(a)},${Y(b)}`).join(' ')}"/>`,
-    );
-    for (const [a, b] of points) {
-      parts.push(
-        `<circle cx="${X(a)}" cy="${Y(b)}" r="3.5" fill="#1f6feb"/>`,
-        `<text x="${X(a)}" y="${Y(b)}" dx="6" dy="-6" font-size="11">${b}</text>`,
-      );
-    }
-    for (const [a, b] of targets) {
-      parts.push(
-        `<path d="M${+X(a) - 5},${+Y(b) - 5}l10,10m0,-10l-10,10" stroke="#d1242f" stroke-width="2"/>`,
-        `<text x="${X(a)}" y="${Y(b)}" dx="-8" dy="-8" font-size="11" fill="#d1242f" text-anchor="end">target ${b}</text>`,
-      );
-    }
-    parts.push(`<text x="${left + w / 2}" y="${top + h + 34}" font-size="12" text-anchor="middle">source files</text>`);
-    return parts.join('\n');
-  };
   const byFiles = [...rows].sort((a, b) => a.cold.files - b.cold.files);
-  const targetsOf = (kind) => Object.entries(TARGETS[kind]).map(([size, v]) => [Number(size), v]);
-  return [
-    '<svg xmlns="http://www.w3.org/2000/svg" width="840" height="310" font-family="sans-serif">',
-    '<rect width="100%" height="100%" fill="white"/>',
-    panel(
-      0,
-      'peak RSS of the index process, MB',
-      byFiles.map((r) => [r.cold.files, r.cold.rss_mb]),
-      targetsOf('rss_mb'),
-    ),
-    panel(
-      410,
-      'cold build, s',
-      byFiles.map((r) => [r.cold.files, Number(s(r.cold.ms))]),
-      targetsOf('build_s'),
-    ),
-    '</svg>',
-    '',
-  ].join('\n');
+  const panel = (x, title, kind, value) =>
+    linePanel({
+      x,
+      title,
+      xLabel: 'source files',
+      xMax: Math.max(100000, ...byFiles.map((r) => r.cold.files)),
+      xStep: 25000,
+      xFormat: (v) => (v ? `${v / 1000}k` : '0'),
+      series: [{ points: byFiles.map((r) => [r.cold.files, value(r)]) }],
+      targets: Object.entries(TARGETS[kind]).map(([size, v]) => [Number(size), v]),
+    });
+  return svgDocument(840, 310, [
+    panel(0, 'peak RSS of the index process, MB', 'rss_mb', (r) => r.cold.rss_mb),
+    panel(410, 'cold build, s', 'build_s', (r) => Number(s(r.cold.ms))),
+  ]);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -378,10 +337,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     .filter((f) => /^size-\d+\.json$/.test(f))
     .map((f) => JSON.parse(fs.readFileSync(join(results, f), 'utf8')))
     .sort((a, b) => a.size - b.size);
-  const report = { commit: git('rev-parse', 'HEAD'), targets: TARGETS, alone: alone(taskFiles()), sizes: rows };
+  // A report of kept results measures nothing: the repositories alone only when they were kept too.
+  const aloneFile = join(results, 'alone.json');
+  const aloneFigures = keptAt ? (fs.existsSync(aloneFile) ? JSON.parse(fs.readFileSync(aloneFile, 'utf8')) : {}) : null;
+  const commit = git('rev-parse', keptAt ? basename(results) : 'HEAD');
+  const report = { commit, targets: TARGETS, alone: aloneFigures ?? alone(taskFiles()), sizes: rows };
   fs.writeFileSync(join(results, 'scale.json'), JSON.stringify(report, null, 2));
-  fs.writeFileSync(join(results, 'scale.svg'), svgPlot(rows));
+  const svgDir = option('--svg-dir');
+  if (svgDir) fs.mkdirSync(svgDir, { recursive: true });
+  for (const dir of [results, svgDir].filter(Boolean)) fs.writeFileSync(join(dir, 'scale.svg'), svgPlot(rows));
   const note = rows.some((r) => r.dirty) ? ' (some sizes measured with src/ or tools/ changed from it)' : '';
   console.log(`Scale benchmark at ${report.commit.slice(0, 10)}${note}\n\n${table(rows, report.alone)}`);
-  console.log(`\n${join(results, 'scale.json')}, ${join(results, 'scale.svg')}`);
+  console.log(
+    `\n${join(results, 'scale.json')}, ${join(results, 'scale.svg')}${svgDir ? `, ${join(svgDir, 'scale.svg')}` : ''}`,
+  );
 }
