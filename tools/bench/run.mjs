@@ -5,10 +5,16 @@
 // `repogate make-tasks` into .bench/tasks. Each repository's report is kept in .bench/results/<commit>/ as soon as it
 // is done; `--resume` reuses those of the same commit (a run on a busy machine may be stopped and taken up again).
 // Usage: npm run bench [-- name ... | tuning | checking] [-- --per-kind N] [-- --resume]; names run in the order given.
+// After the tables, recall.svg (plots.mjs: recall per repository against the baselines) in .bench/results/<commit>/
+// (in .bench/ when src/ or tools/ differ from HEAD, or for a report) and in --svg-dir DIR. `--report [--results
+// COMMIT|DIR,...]`: the tables and recall.svg from the reports kept there (by default HEAD's; the first folder
+// holding a repository's report wins), nothing run, built or kept. docs/img/recall.svg:
+// npm run bench -- --report --results 34f86bf,8d1d315 --svg-dir docs/img
 import { execFileSync, spawnSync } from 'child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
-import { dirname, join } from 'path';
+import { basename, dirname, join } from 'path';
 import { fileURLToPath } from 'url';
+import { recallPlot } from './plots.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli.js');
@@ -17,6 +23,12 @@ const perKindAt = args.indexOf('--per-kind');
 const perKind = perKindAt >= 0 ? args.splice(perKindAt, 2)[1] : '100';
 const resume = args.includes('--resume');
 if (resume) args.splice(args.indexOf('--resume'), 1);
+const reportOnly = args.includes('--report');
+if (reportOnly) args.splice(args.indexOf('--report'), 1);
+const resultsAt = args.indexOf('--results');
+const keptDirs = resultsAt >= 0 ? args.splice(resultsAt, 2)[1].split(',') : [];
+const svgDirAt = args.indexOf('--svg-dir');
+const svgDir = svgDirAt >= 0 ? args.splice(svgDirAt, 2)[1] : undefined;
 const position = (r) => [r.name, r.half].map((a) => args.indexOf(a)).find((i) => i >= 0) ?? -1;
 const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json'), 'utf8'))
   .filter((r) => args.length === 0 || position(r) >= 0)
@@ -25,20 +37,31 @@ const repos = JSON.parse(readFileSync(join(root, 'tools', 'bench', 'repos.json')
 const git = (...a) => spawnSync('git', a, { cwd: root, encoding: 'utf8' });
 const clean = git('diff', '--quiet', 'HEAD', '--', 'src', 'tools').status === 0;
 const resultsDir = join(root, '.bench', 'results', git('rev-parse', '--short', 'HEAD').stdout.trim());
-if (!clean) console.error('src/ or tools/ differ from HEAD: reports are not kept, --resume is ignored');
+const readDirs = keptDirs.length
+  ? keptDirs.map((d) => (d.includes('/') ? d : join(root, '.bench', 'results', d)))
+  : [resultsDir];
+if (!clean && !reportOnly) console.error('src/ or tools/ differ from HEAD: reports are not kept, --resume is ignored');
 
-if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
-const checkout = spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], {
-  cwd: root,
-  stdio: 'inherit',
-});
+if (!existsSync(cli) && !reportOnly) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+const checkout = reportOnly
+  ? { status: 0 }
+  : spawnSync('bash', [join(root, 'tools', 'bench', 'checkout.sh'), ...repos.map((r) => r.name)], {
+      cwd: root,
+      stdio: 'inherit',
+    });
 if (checkout.status !== 0) process.exit(checkout.status ?? 1);
 
-mkdirSync(join(root, '.bench', 'tasks'), { recursive: true });
-mkdirSync(resultsDir, { recursive: true });
+if (!reportOnly) mkdirSync(join(root, '.bench', 'tasks'), { recursive: true });
+if (!reportOnly) mkdirSync(resultsDir, { recursive: true });
 const rows = [];
 for (const repo of repos) {
   const kept = join(resultsDir, `${repo.name}-${repo.commit.slice(0, 8)}-uniform-${perKind}.json`);
+  if (reportOnly) {
+    const file = readDirs.map((d) => join(d, basename(kept))).find((f) => existsSync(f));
+    if (file) rows.push({ repo, report: JSON.parse(readFileSync(file, 'utf8')) });
+    else console.error(`${repo.name}: no kept report ${basename(kept)} in ${readDirs.join(', ')}`);
+    continue;
+  }
   if (resume && clean && existsSync(kept)) {
     rows.push({ repo, report: JSON.parse(readFileSync(kept, 'utf8')) });
     console.error(`${repo.name}: report kept from an earlier run at this commit`);
@@ -165,11 +188,18 @@ for (const { repo, report } of rows) {
   lines.push(`- ${repo.name}: ${stages.join(', ')}`);
 }
 console.log(lines.join('\n'));
-writeFileSync(
-  join(root, '.bench', 'results.json'),
-  JSON.stringify(
-    rows.map(({ repo, report }) => ({ ...repo, ...report })),
-    null,
-    2,
-  ),
-);
+if (!reportOnly)
+  writeFileSync(
+    join(root, '.bench', 'results.json'),
+    JSON.stringify(
+      rows.map(({ repo, report }) => ({ ...repo, ...report })),
+      null,
+      2,
+    ),
+  );
+// recall.svg beside the commit's reports (beside results.json for changed code or a report), and in --svg-dir.
+for (const dir of [clean && !reportOnly ? resultsDir : join(root, '.bench'), svgDir].filter(Boolean)) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'recall.svg'), recallPlot(rows));
+  console.error(`recall plot: ${join(dir, 'recall.svg')}`);
+}
