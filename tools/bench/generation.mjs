@@ -6,12 +6,16 @@
 // Usage: npm run bench:generation [-- --per-kind N] [-- --model PATH] [-- --engine llama-server|openai-compatible
 // [--server URL]]: with an engine and no --server, a llama-server (tools/llama-server/build.sh) is started on
 // 127.0.0.1 with the same model, one thread and one slot, for the run.
+// Writes .bench/generation-results[-ENGINE].json (the per-package reports) and beside it generation-latency[-ENGINE].svg
+// (plots.mjs: p50 and p95 per policy), also into --svg-dir DIR. `--report`: the table and SVG from that JSON, nothing
+// run. docs/img/generation-latency.svg: npm run bench:generation -- --report --svg-dir docs/img
 import { execFileSync } from 'child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { createRequire } from 'module';
 import { join } from 'path';
 import { startLlamaServer } from '../llama-server/start.mjs';
-import { cli, option, root } from './args.mjs';
+import { cli, flag, option, root } from './args.mjs';
+import { latencyPlot, percentile } from './plots.mjs';
 
 const perKind = option('--per-kind', '40');
 const model = option('--model', join(root, 'test', 'fixtures', 'models', 'repogate-tiny.gguf'));
@@ -20,60 +24,71 @@ const engine = option('--engine', 'local');
 let server = option('--server', undefined);
 const HELD_OUT = ['ajv', 'luxon', 'mobx', 'postcss', 'semver', 'yaml'];
 const GATES = ['never', 'always', 'token', 'heuristic'];
+const reportOnly = flag('--report');
+const suffix = engine === 'local' ? '' : `-${engine}`;
+const resultsFile = join(root, '.bench', `generation-results${suffix}.json`);
+if (reportOnly && !existsSync(resultsFile)) {
+  console.error(`no ${resultsFile} to report: run npm run bench:generation first`);
+  process.exit(1);
+}
 
-if (!existsSync(join(corpus, 'ajv'))) {
+if (!reportOnly && !existsSync(join(corpus, 'ajv'))) {
   console.error(`no corpus at ${corpus}: run the corpus step of tools/tiny-model/reproduce.sh first`);
   process.exit(1);
 }
-execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
-// The pooled ROC uses the project's own metric (out/, compiled by tsc).
-execFileSync('npx', ['tsc', '-p', '.'], { cwd: root, stdio: 'inherit' });
-const { rocAuc } = createRequire(import.meta.url)(join(root, 'out', 'src', 'bench', 'metrics.js'));
-const out = join(root, '.bench', 'generation');
-mkdirSync(out, { recursive: true });
+if (!reportOnly) execFileSync('node', [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
+// The pooled ROC uses the project's own metric (out/, compiled by tsc; a report compiles only when it is missing).
+const metrics = join(root, 'out', 'src', 'bench', 'metrics.js');
+if (!reportOnly || !existsSync(metrics)) execFileSync('npx', ['tsc', '-p', '.'], { cwd: root, stdio: 'inherit' });
+const { rocAuc } = createRequire(import.meta.url)(metrics);
 
-let started;
-if (engine !== 'local' && !server) {
-  started = await startLlamaServer(model, ['-t', '1', '-np', '1']);
-  server = started.url;
-}
-const engineArgs = engine === 'local' ? [] : ['--engine', engine, '--server', server];
+/** One `repogate bench --gate` run per held-out package. */
+async function measure() {
+  const reports = [];
+  const out = join(root, '.bench', 'generation');
+  mkdirSync(out, { recursive: true });
 
-const reports = [];
-for (const name of HELD_OUT) {
-  const tasks = join(out, `${name}-${perKind}.jsonl`);
-  if (!existsSync(tasks))
-    execFileSync(
+  let started;
+  if (engine !== 'local' && !server) {
+    started = await startLlamaServer(model, ['-t', '1', '-np', '1']);
+    server = started.url;
+  }
+  const engineArgs = engine === 'local' ? [] : ['--engine', engine, '--server', server];
+
+  for (const name of HELD_OUT) {
+    const tasks = join(out, `${name}-${perKind}.jsonl`);
+    if (!existsSync(tasks))
+      execFileSync(
+        'node',
+        [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')],
+        { stdio: 'inherit' },
+      );
+    const json = execFileSync(
       'node',
-      [cli, 'make-tasks', join(corpus, name), '--out', tasks, '--per-kind', perKind, '--cache', join(out, 'cache')],
-      { stdio: 'inherit' },
+      [
+        cli,
+        'bench',
+        '--repo',
+        join(corpus, name),
+        '--tasks',
+        tasks,
+        '--model',
+        model,
+        '--gate',
+        GATES.join(','),
+        ...engineArgs,
+        '--json',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
     );
-  const json = execFileSync(
-    'node',
-    [
-      cli,
-      'bench',
-      '--repo',
-      join(corpus, name),
-      '--tasks',
-      tasks,
-      '--model',
-      model,
-      '--gate',
-      GATES.join(','),
-      ...engineArgs,
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
-  );
-  reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
+    reports.push({ name, ...JSON.parse(json.toString().trim().split('\n').pop()) });
+  }
+  started?.stop();
+  return reports;
 }
-started?.stop();
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : 0;
-};
+const reports = reportOnly ? JSON.parse(readFileSync(resultsFile, 'utf8')) : await measure();
+
 const cross = reports.reduce((s, r) => s + r.tasks.cross, 0);
 const infile = reports.reduce((s, r) => s + r.tasks.infile, 0);
 const weighted = (gate, pick, weight) =>
@@ -121,7 +136,10 @@ for (const { name, typing: t } of reports) {
     );
 }
 console.log(lines.join('\n'));
-writeFileSync(
-  join(root, '.bench', `generation-results${engine === 'local' ? '' : `-${engine}`}.json`),
-  JSON.stringify(reports, null, 2),
-);
+if (!reportOnly) writeFileSync(resultsFile, JSON.stringify(reports, null, 2));
+const svgDir = option('--svg-dir');
+for (const dir of [join(root, '.bench'), svgDir].filter(Boolean)) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `generation-latency${suffix}.svg`), latencyPlot(reports, GATES));
+  console.error(`latency plot: ${join(dir, `generation-latency${suffix}.svg`)}`);
+}
