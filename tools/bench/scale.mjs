@@ -30,7 +30,7 @@ const repos = JSON.parse(fs.readFileSync(join(root, 'tools', 'bench', 'repos.jso
 const work = join(root, '.bench', 'scale');
 const git = (...a) => spawnSync('git', a, { cwd: root, encoding: 'utf8' }).stdout.trim();
 const dirty = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'src', 'tools'], { cwd: root }).status !== 0;
-const keptAt = flag('--report') && option('--results');
+const keptAt = flag('--report') ? option('--results') : undefined;
 const results = keptAt?.includes('/') ? keptAt : join(work, 'results', keptAt || git('rev-parse', '--short', 'HEAD'));
 const log = (line) => process.stderr.write(`${line}\n`);
 const run = (cmd, args, options = {}) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
