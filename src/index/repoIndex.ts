@@ -13,7 +13,7 @@ import { WorkspaceRoots, type IndexRoot } from './roots';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
-import { chunkWindows, encodeWindowLists, fileWindows } from './windows';
+import { chunkWindows, encodeWindowLists, fileAndChunkWindows } from './windows';
 
 /** A file's modification time and size in bytes on disk: a warm start trusts a record whose file still has them. */
 export interface FileStat {
@@ -166,19 +166,23 @@ export class RepoIndex {
     }
     const data = dataFileReason(text);
     const record: FileRecord = { facts, hash, mtimeMs: stat.mtimeMs, size: stat.size };
-    this.put(data ? { ...record, data } : record, true, data ? [] : fileWindows(text, this.vocabulary));
+    if (data) this.put({ ...record, data }, true);
+    else {
+      const windows = fileAndChunkWindows(text, facts.chunks, this.vocabulary);
+      this.put(record, true, windows.file, windows.chunks);
+    }
     return true;
   }
 
   /**
    * Adds a record whose facts are already known (from the persisted cache), with the file's windows (none for a
-   * data file; persisted ones: `decodeWindowLists`) and, from a cache, each chunk's windows.
+   * data file) and each chunk's windows where known (`fileAndChunkWindows`, or a cache's); others are made here.
    */
   put(
     record: FileRecord,
     addToLexical = true,
     windows: readonly StoredWindow[] = [],
-    storedChunkWindows?: readonly (readonly StoredWindow[])[],
+    storedChunkWindows?: readonly (readonly StoredWindow[] | undefined)[],
   ): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);

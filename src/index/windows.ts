@@ -45,7 +45,34 @@ export function chunkWindows(chunk: Chunk, vocabulary: Vocabulary): StoredWindow
   const starts = windowStarts(lines.length);
   // A chunk's last lines past its single window's 20 are in no window: their words are not interned.
   const lineIds = lineTokenIds(lines.slice(0, starts[starts.length - 1] + WINDOW_LINES), vocabulary);
+  return windowsOf(lineIds, starts);
+}
+
+function windowsOf(lineIds: readonly Int32Array[], starts: readonly number[]): StoredWindow[] {
   return starts.map((start) => ({ start, ids: windowIds(lineIds, start) }));
+}
+
+/**
+ * A file's windows (`fileWindows`) and those of each of its chunks that holds its lines as they are (undefined for
+ * the others, outlines among them: `chunkWindows` reads their text), each line tokenized once for both.
+ */
+export function fileAndChunkWindows(
+  text: string,
+  chunks: readonly Chunk[],
+  vocabulary: Vocabulary,
+): { file: StoredWindow[]; chunks: (StoredWindow[] | undefined)[] } {
+  const lines = text.split('\n');
+  const lineIds = lineTokenIds(lines, vocabulary);
+  const ofChunk = (chunk: Chunk): StoredWindow[] | undefined => {
+    const { start, end } = chunk.range;
+    if (chunk.kind === 'outline' || end > lines.length) return undefined;
+    let length = end - start - 1;
+    for (let line = start; line < end; line++) length += lines[line].length;
+    // The chunk's text is its lines joined when the lengths agree (how extract.ts makes every chunk but outlines).
+    if (length !== chunk.text.length) return undefined;
+    return windowsOf(lineIds.slice(start, end), windowStarts(end - start));
+  };
+  return { file: windowsOfFile(lineIds), chunks: chunks.map(ofChunk) };
 }
 
 /**
@@ -56,7 +83,10 @@ export function chunkWindows(chunk: Chunk, vocabulary: Vocabulary): StoredWindow
  * rebuilds every window of the file.
  */
 export function fileWindows(text: string, vocabulary: Vocabulary): StoredWindow[] {
-  const lineIds = lineTokenIds(text.split('\n'), vocabulary);
+  return windowsOfFile(lineTokenIds(text.split('\n'), vocabulary));
+}
+
+function windowsOfFile(lineIds: readonly Int32Array[]): StoredWindow[] {
   const windows: StoredWindow[] = [];
   for (let start = 0; start < lineIds.length; start += WINDOW_STRIDE) {
     const ids = windowIds(lineIds, start);
