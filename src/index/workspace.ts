@@ -98,12 +98,14 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   let parsed = 0;
   let verified = 0;
   let lastYield = performance.now();
+  const reads = new ReadAhead(stale, (file) => roots.read(file.path, options.maxFileBytes));
   for (let i = 0; i < stale.length; i++) {
     options.signal?.throwIfAborted();
     const file = stale[i];
     options.onProgress?.(i + 1, stale.length);
+    const pending = reads.take(i);
     if (index.files.get(file.path) !== seen.get(file.path)) continue;
-    const read = await roots.read(file.path, options.maxFileBytes);
+    const read = await pending;
     if ('skip' in read) {
       skipped.push({ path: file.path, reason: read.skip });
       index.remove(file.path);
@@ -130,6 +132,32 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   }
   const buildMs = performance.now() - started;
   return { ...index.stats(), buildMs, parsed, verified, removed, skipped, cache, sharedCache, saveError };
+}
+
+/** Files read while earlier ones are parsed: the build waited on each read in turn (a tenth of a cold build). */
+const READ_AHEAD = 8;
+
+/** Reads of `items` kept `READ_AHEAD` ahead of the one taken. */
+class ReadAhead<T, R> {
+  private readonly pending = new Map<number, Promise<R>>();
+
+  constructor(
+    private readonly items: readonly T[],
+    private readonly read: (item: T) => Promise<R>,
+  ) {}
+
+  take(at: number): Promise<R> {
+    for (let i = at; i < Math.min(this.items.length, at + READ_AHEAD + 1); i++) {
+      if (this.pending.has(i)) continue;
+      const read = this.read(this.items[i]);
+      // A read left behind by a cancelled build or a skipped file is never awaited.
+      read.catch(() => undefined);
+      this.pending.set(i, read);
+    }
+    const read = this.pending.get(at)!;
+    this.pending.delete(at);
+    return read;
+  }
 }
 
 /** Drops the records loaded from a cache that the editor has not replaced since (`seen`): they are parsed anew. */
