@@ -128,6 +128,23 @@ export class RepoIndex {
     return { dirs: this.layout?.projectDirs ?? [], multiRoot: this.currentRoots.multiple };
   }
 
+  /**
+   * The part of the workspace that similar-code and BM25 searches for `filePath` look in, as a key prefix: the
+   * outermost project below the root that holds the file, since repositories side by side in one folder are unrelated
+   * code (their hits diluted each one's recall, issue 41); everything ('') when the root is itself a project, the
+   * file is in none, or the workspace has several folders (their user put them together). Definitions follow
+   * imports wherever they lead.
+   */
+  searchScope(filePath: string): string {
+    const dirs = this.layout?.projectDirs ?? [];
+    if (this.currentRoots.multiple || dirs.includes('')) return '';
+    let outermost: string | undefined;
+    for (const dir of dirs) {
+      if (filePath.startsWith(`${dir}/`) && (outermost === undefined || dir.length < outermost.length)) outermost = dir;
+    }
+    return outermost === undefined ? '' : `${outermost}/`;
+  }
+
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
   async reloadLayout(): Promise<void> {
     this.layout = await loadProjectLayout(this.currentRoots, this.files.keys());

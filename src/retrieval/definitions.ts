@@ -406,9 +406,11 @@ export class DefinitionRetriever {
       : [];
     if (inPackage.length) return inPackage;
     // Past MAX_GLOBAL_REFS the name means nothing in particular: a common name's long list is not read to its end.
+    // Only the file's search scope counts: a repository beside it declaring the name too is not what it means.
     const global: SymbolRef[] = [];
+    const scope = this.index.searchScope(this.facts.path);
     for (const r of this.index.topLevelSymbols(name)) {
-      if (r.path === this.facts.path) continue;
+      if (r.path === this.facts.path || !r.path.startsWith(scope)) continue;
       if (!(r.symbol.exported || r.path.endsWith('.d.ts'))) continue;
       global.push(r);
       if (global.length > MAX_GLOBAL_REFS) return [];

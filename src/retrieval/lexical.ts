@@ -22,8 +22,9 @@ export const lexicalRetriever: Retriever = {
   costMs: 3,
   retrieve({ index, request, query, windowQuery }) {
     const current = `${request.path}#`;
-    const notCurrent = (id: string): boolean => !id.startsWith(current);
-    return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, notCurrent).flatMap((hit) => {
+    const scope = index.searchScope(request.path);
+    const searched = (id: string): boolean => !id.startsWith(current) && id.startsWith(scope);
+    return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, searched).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
       const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowQuery);

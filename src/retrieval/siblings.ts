@@ -47,8 +47,9 @@ function siblingFiles(index: RepoIndex, currentPath: string): string[] {
   const separated = SEPARATOR.test(base);
   const suffix = separated ? lastParts(base) : words.length > 1 ? words.slice(-2).join('') : '';
   const siblings: string[] = [];
+  const scope = index.searchScope(currentPath);
   for (const [filePath, name, parts] of fileNames(index)) {
-    if (filePath === currentPath) continue;
+    if (filePath === currentPath || !filePath.startsWith(scope)) continue;
     const sameDir = filePath.startsWith(dir) && !filePath.slice(dir.length).includes('/');
     const sameEnd = separated ? suffix !== '' && parts === suffix : suffix && name.endsWith(suffix) && name !== suffix;
     if (sameDir || sameEnd) siblings.push(filePath);

@@ -29,7 +29,9 @@ export const similarRetriever: Retriever = {
   retrieve({ index, request, windowQuery }) {
     const hits: Hit[] = [];
     const taken = new Map<string, LineRange[]>();
-    for (const found of index.similarWindows(windowQuery, SEARCHED, (filePath) => filePath === request.path)) {
+    const scope = index.searchScope(request.path);
+    const skip = (filePath: string): boolean => filePath === request.path || !filePath.startsWith(scope);
+    for (const found of index.similarWindows(windowQuery, SEARCHED, skip)) {
       const text = index.fileText(found.owner);
       if (!text) continue;
       const range = presentedRange(text.lineCount, found.start);

@@ -357,3 +357,39 @@ describe('fusion', () => {
     );
   });
 });
+
+describe('search scope', () => {
+  it('keeps similar-code, BM25, sibling and unresolved-name searches inside the repository a file is in, unless the root is a project itself', async () => {
+    const code = (name: string): string =>
+      `export function ${name}(node) {\n  const sql = visitSelectQuery(node);\n  return appendReturning(sql, node);\n}\n`;
+    const { dir, cleanup } = await tempDir();
+    try {
+      // Two repositories side by side, each its own project; `visitSelectQuery` is declared in the other one only.
+      await writeFiles(dir, {
+        'one/package.json': '{"name":"one"}',
+        'one/src/query-compiler.ts': code('compileOne'),
+        'two/package.json': '{"name":"two"}',
+        'two/src/query-compiler.ts': code('compileTwo'),
+        'two/src/visit.ts': 'export function visitSelectQuery(node) {\n  return node;\n}\n',
+        'one/src/postgres-query-compiler.ts': '',
+      });
+      const text = 'export function compilePostgres(node) {\n  const sql = visitSelectQuery(node);\n  ';
+      const paths = async (): Promise<string[]> => {
+        const repo = new RepoIndex(dir);
+        await buildIndex(repo, { root: dir });
+        const request = { path: 'one/src/postgres-query-compiler.ts', text, cursor: { line: 2, character: 2 } };
+        const found = [...new Set(retrieve(repo, request).snippets.map((s) => s.path))].sort();
+        repo.dispose();
+        return found;
+      };
+      assert.deepStrictEqual(await paths(), ['one/src/query-compiler.ts']);
+      // One repository of two packages: the whole of it is searched.
+      await writeFiles(dir, { 'package.json': '{"name":"monorepo","workspaces":["one","two"]}' });
+      const whole = await paths();
+      assert.ok(whole.includes('two/src/query-compiler.ts'), whole.join(', '));
+      assert.ok(whole.includes('two/src/visit.ts'), whole.join(', '));
+    } finally {
+      await cleanup();
+    }
+  });
+});
