@@ -115,7 +115,8 @@ async function fileOrder(list) {
     .update(JSON.stringify(list.map((s) => [s.name, s.pin])))
     .digest('hex');
   const kept = fs.existsSync(file) && JSON.parse(fs.readFileSync(file, 'utf8'));
-  if (kept?.key === key) return kept.inputs;
+  // Folders are this checkout's: the kept order may come from another.
+  if (kept?.key === key) return kept.inputs.map((input, i) => ({ ...input, dir: list[i].dir }));
   const order = [];
   for (const s of list) {
     order.push({ ...s, files: await indexedFiles(s.dir) });
