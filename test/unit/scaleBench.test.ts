@@ -4,6 +4,7 @@
  */
 import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
+import { readFileSync } from 'fs';
 import * as path from 'path';
 
 const SCRIPT = path.resolve(__dirname, '../../../tools/bench/scale.mjs');
@@ -15,7 +16,22 @@ function runWith(code: string): { status: number | null; stdout: string; stderr:
 
 const ORDER = `[{ name: 'a', files: ['a1', 'a2', 'a3'] }, { name: 'b', files: ['b1', 'b2'] }]`;
 
+/**
+ * The repositories DESIGN.md reserves for independent evaluation, by the npm packages they publish: never fetched,
+ * benchmarked on or tuned to, so never an input of the scale workspace either.
+ */
+const RESERVED_PACKAGES = [/^hono$/, /^zod$/, /^drizzle-/, /^@trpc\//, /^typeorm$/, /^@?excalidraw/];
+
 describe('bench:scale', () => {
+  it('takes no package of a reserved repository as an input', () => {
+    const inputs = JSON.parse(readFileSync(path.resolve(__dirname, '../../../tools/bench/scale-inputs.json'), 'utf8'));
+    const names: string[] = [...inputs.repos, ...inputs.packages.map((p: { name: string }) => p.name)];
+    assert.deepEqual(
+      names.filter((name) => RESERVED_PACKAGES.some((r) => r.test(name))),
+      [],
+    );
+  });
+
   it('cuts each size from the front of one order: whole inputs, then part of the next', () => {
     const run = runWith(
       `console.log(JSON.stringify([2, 4, 5].map((n) => prefix(${ORDER}, n).map((p) => [p.name, p.take]))));`,
