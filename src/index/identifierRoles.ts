@@ -107,3 +107,132 @@ export function goRole(node: Node, fieldName: string | null): IdentifierRole | u
   if (node.type === 'field_identifier') return 'member';
   return node.type === 'type_identifier' ? 'type' : 'reference';
 }
+
+/** Identifier node types of the Rust grammar. */
+export const RUST_IDENTIFIERS = new Set([
+  'identifier',
+  'field_identifier',
+  'type_identifier',
+  'shorthand_field_identifier',
+]);
+
+/** Rust items and members whose `name` field names what they declare. */
+const RUST_NAMED_DECLARATIONS = new Set([
+  'function_item',
+  'function_signature_item',
+  'struct_item',
+  'enum_item',
+  'union_item',
+  'trait_item',
+  'type_item',
+  'mod_item',
+  'const_item',
+  'static_item',
+  'field_declaration',
+  'enum_variant',
+  'macro_definition',
+  'associated_type',
+  'constrained_type_parameter',
+]);
+
+/** Rust nodes whose identifiers are bound by them: patterns, parameters, type parameters, `use` lists. */
+const RUST_BINDINGS = new Set([
+  'tuple_pattern',
+  'slice_pattern',
+  'ref_pattern',
+  'mut_pattern',
+  'captured_pattern',
+  'or_pattern',
+  'closure_parameters',
+  'type_parameters',
+  'use_list',
+  'use_as_clause',
+  'use_wildcard',
+]);
+
+/** Whether `node` sits where a Rust pattern binds names: a `let`, a parameter, a `for`, a match arm, a closure. */
+function inRustPattern(node: Node): boolean {
+  for (let n: Node | null = node; n; n = n.parent) {
+    const parent = n.parent;
+    if (!parent) return false;
+    if (RUST_BINDINGS.has(parent.type)) return parent.type !== 'use_as_clause' || isField(parent, 'alias', n);
+    if (/_pattern$/.test(parent.type) || parent.type === 'match_pattern' || parent.type === 'field_pattern') continue;
+    const f = field(n);
+    return f === 'pattern' && /^(let_declaration|parameter|for_expression|let_condition|match_arm)$/.test(parent.type);
+  }
+  return false;
+}
+
+export function rustRole(node: Node, fieldName: string | null): IdentifierRole | undefined {
+  const parent = node.parent;
+  const type = parent?.type ?? '';
+  if (fieldName === 'name' && RUST_NAMED_DECLARATIONS.has(type)) return 'declared';
+  // A `use` declaration binds every name it lists; `mod x;` is declared above.
+  for (let n: Node | null = parent; n; n = n.parent) if (n.type === 'use_declaration') return 'declared';
+  // A struct or variant named in a pattern (`Foo { a, .. }`, `Some(x)`) is used; the names it binds are declared.
+  if (node.type === 'shorthand_field_identifier') return 'declared';
+  const isPatternType = fieldName === 'type' || (type === 'scoped_identifier' && field(parent!) === 'type');
+  if (!isPatternType && node.type === 'identifier' && inRustPattern(node)) return 'declared';
+  if (fieldName === 'field' && type === 'field_expression') {
+    const holder = parent!.parent;
+    const callee = holder?.type === 'generic_function' ? holder : parent!;
+    return callee.parent?.type === 'call_expression' && isField(callee.parent, 'function', callee) ? 'call' : 'member';
+  }
+  // `Foo { bar: 1 }`: bar names a field of Foo.
+  if (node.type === 'field_identifier') return 'member';
+  if (type === 'struct_expression' && fieldName === 'name') return 'new';
+  // `Type::new(…)`, `module::f(…)`: the last segment is called, the path before it is a type or a module.
+  const target = fieldName === 'name' && type === 'scoped_identifier' ? parent! : node;
+  const callee = target.parent?.type === 'generic_function' ? target.parent : target;
+  // A tuple struct or variant called (`Wrapper(x)`) is constructed.
+  if (callee.parent?.type === 'call_expression' && isField(callee.parent, 'function', callee))
+    return /^[A-Z]/.test(node.text) ? 'new' : 'call';
+  if (node.type === 'type_identifier' || fieldName === 'path') return 'type';
+  return 'reference';
+}
+
+/** Identifier node types of the Java grammar. */
+export const JAVA_IDENTIFIERS = new Set(['identifier', 'type_identifier']);
+
+/** Java declarations whose `name` field names what they declare. */
+const JAVA_NAMED_DECLARATIONS = new Set([
+  'class_declaration',
+  'interface_declaration',
+  'enum_declaration',
+  'record_declaration',
+  'annotation_type_declaration',
+  'method_declaration',
+  'constructor_declaration',
+  'compact_constructor_declaration',
+  'annotation_type_element_declaration',
+  'variable_declarator',
+  'formal_parameter',
+  'spread_parameter',
+  'catch_formal_parameter',
+  'enhanced_for_statement',
+  'enum_constant',
+  'resource',
+]);
+
+export function javaRole(node: Node, fieldName: string | null): IdentifierRole | undefined {
+  const parent = node.parent;
+  const type = parent?.type ?? '';
+  if (fieldName === 'name' && JAVA_NAMED_DECLARATIONS.has(type)) return 'declared';
+  if (type === 'type_parameter' || type === 'inferred_parameters') return 'declared';
+  if (type === 'lambda_expression' && fieldName === 'parameters') return 'declared';
+  // A varargs parameter's name sits in its declarator.
+  if (fieldName === 'name' && type === 'variable_declarator') return 'declared';
+  for (let n: Node | null = parent; n; n = n.parent)
+    if (n.type === 'import_declaration' || n.type === 'package_declaration') return 'declared';
+  if (type === 'method_invocation' && fieldName === 'name') return 'call';
+  if (type === 'field_access' && fieldName === 'field') return 'member';
+  // `@Override`, `@Inject`: an annotation names a type.
+  if (fieldName === 'name' && (type === 'marker_annotation' || type === 'annotation')) return 'type';
+  if (
+    type === 'object_creation_expression' ||
+    (type === 'generic_type' && parent!.parent?.type === 'object_creation_expression')
+  )
+    return 'new';
+  if (node.type === 'type_identifier' || type === 'scoped_type_identifier') return 'type';
+  return 'reference';
+}

@@ -4,7 +4,16 @@
  * tasks and the fusion's calibration ask which used names a line needs from other files.
  */
 import type { Node, Tree } from 'web-tree-sitter';
-import { goRole, PYTHON_GO_IDENTIFIERS, pythonRole, type IdentifierRole } from './identifierRoles';
+import {
+  goRole,
+  JAVA_IDENTIFIERS,
+  javaRole,
+  PYTHON_GO_IDENTIFIERS,
+  pythonRole,
+  RUST_IDENTIFIERS,
+  rustRole,
+  type IdentifierRole,
+} from './identifierRoles';
 
 export type { IdentifierRole };
 
@@ -100,6 +109,14 @@ function roleOf(node: Node, field: string | null): IdentifierRole | undefined {
   return 'reference';
 }
 
+/** The identifier nodes and role rules of each language other than TS/JS. */
+const ROLES: Record<string, { nodes: ReadonlySet<string>; role: typeof roleOf }> = {
+  python: { nodes: PYTHON_GO_IDENTIFIERS, role: pythonRole },
+  go: { nodes: PYTHON_GO_IDENTIFIERS, role: goRole },
+  rust: { nodes: RUST_IDENTIFIERS, role: rustRole },
+  java: { nodes: JAVA_IDENTIFIERS, role: javaRole },
+};
+
 export interface FileScan {
   /** Identifiers by zero-based row, in source order. */
   identifiers: Map<number, LineIdentifier[]>;
@@ -108,14 +125,13 @@ export interface FileScan {
 }
 
 /**
- * Every identifier of a tree (TS/JS, Python, Go) with how it occurs: used (member, call, `new`, type, plain
+ * Every identifier of a tree (TS/JS, Python, Go, Rust, Java) with how it occurs: used (member, call, `new`, type, plain
  * reference) or `declared` (name of a declaration, parameter, destructuring target or object-literal key). With
  * `rows`, only those rows are scanned: subtrees that span none of them are skipped.
  */
 export function scanIdentifiers(tree: Tree, language = 'typescript', rows?: ReadonlySet<number>): FileScan {
   const spans = rows && rowSpanTest(rows, tree.rootNode.endPosition.row);
-  const nodes = language === 'python' || language === 'go' ? PYTHON_GO_IDENTIFIERS : IDENTIFIER_NODES;
-  const role = language === 'python' ? pythonRole : language === 'go' ? goRole : roleOf;
+  const { nodes, role } = ROLES[language] ?? { nodes: IDENTIFIER_NODES, role: roleOf };
   const identifiers = new Map<number, LineIdentifier[]>();
   const errorRows = new Set<number>();
   const cursor = tree.walk();

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { languageForPath } from './languages';
 
-const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go']);
+const TASK_LANGUAGES = new Set(['typescript', 'tsx', 'javascript', 'python', 'go', 'rust', 'java']);
 
 /**
  * Code that is not product code: tests, their fixtures and mocks, benchmarks, examples. Their lines are

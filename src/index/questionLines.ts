@@ -40,20 +40,28 @@ const TEXT_NODES = new Set([
   'interpreted_string_literal',
   'raw_string_literal',
   'rune_literal',
+  'string_literal',
+  'char_literal',
+  'character_literal',
+  'text_block',
 ]);
-/** Imports and package clauses (TS/JS, Python, Go): not a line to complete. */
+/** Comment nodes: Rust's and Java's grammars tell line comments from block comments. */
+const COMMENT_NODES = new Set(['comment', 'line_comment', 'block_comment']);
+/** Imports and package clauses (TS/JS, Python, Go, Rust, Java): not a line to complete. */
 const IMPORT_NODES = new Set([
   'import_statement',
   'import_from_statement',
   'future_import_statement',
   'import_declaration',
   'package_clause',
+  'package_declaration',
+  'use_declaration',
 ]);
 
 /** Whether a question line may start at `index`: not inside a comment or literal, not an import or re-export. */
 function startsCode(tree: Tree, row: number, column: number, index: number): boolean {
   for (let node = tree.rootNode.descendantForPosition({ row, column }); node; node = node.parent) {
-    if (node.type === 'comment') return false;
+    if (COMMENT_NODES.has(node.type)) return false;
     if (TEXT_NODES.has(node.type) && node.startIndex < index) return false;
     if (IMPORT_NODES.has(node.type)) return false;
     if (node.type === 'export_statement' && node.childForFieldName('source')) return false;

@@ -44,7 +44,7 @@ describe('builtinNames', () => {
 });
 
 describe('isProductSource', () => {
-  it('keeps product TS/JS/Python/Go and drops tests, fixtures, declarations and other languages', () => {
+  it('keeps product TS/JS/Python/Go/Rust/Java and drops tests, fixtures, declarations and other languages', () => {
     for (const p of [
       'src/a.ts',
       'src/b.tsx',
@@ -54,6 +54,8 @@ describe('isProductSource', () => {
       'src/contest/x.ts',
       'pkg/a.py',
       'cmd/b.go',
+      'src/a.rs',
+      'src/main/java/com/x/A.java',
     ]) {
       assert.ok(isProductSource(p), p);
     }
@@ -74,7 +76,9 @@ describe('isProductSource', () => {
       'pkg/test_b.py',
       'pkg/conftest.py',
       'cmd/b_test.go',
-      'src/a.rs',
+      'tests/cli.rs',
+      'src/test/java/com/x/ATest.java',
+      'src/a.c',
       'README.md',
     ]) {
       assert.ok(!isProductSource(p), p);
@@ -174,6 +178,100 @@ describe('scanIdentifiers', () => {
         path: 'reference',
       });
       assert.deepStrictEqual(await roles('a.go', go, 3), { w: 'declared', Writer: 'type', NewWriter: 'call' });
+    } finally {
+      parser.dispose();
+    }
+  });
+
+  it('tells the roles apart in Rust and Java', async () => {
+    const parser = new SourceParser();
+    try {
+      const roles = async (file: string, text: string, row: number) => {
+        const tree = await parser.parse(file, languageForPath(file)!, text);
+        const found = scanIdentifiers(tree, languageForPath(file)!.id).identifiers.get(row) ?? [];
+        return found.map((i) => `${i.name}:${i.role}`);
+      };
+      const rs = [
+        'use crate::net::{Client, tcp::Stream as Tcp};',
+        'fn run(cfg: &Config) -> Result<Report, Error> {',
+        '    let conn = Client::connect(cfg.addr, Tcp { port: PORT });',
+        '    if let Some(Reply { body, .. }) = conn.send::<u8>(&msg) { return Wrapper(body); }',
+        '}',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('a.rs', rs, 0), [
+        'net:declared',
+        'Client:declared',
+        'tcp:declared',
+        'Stream:declared',
+        'Tcp:declared',
+      ]);
+      assert.deepStrictEqual(await roles('a.rs', rs, 1), [
+        'run:declared',
+        'cfg:declared',
+        'Config:type',
+        'Result:type',
+        'Report:type',
+        'Error:type',
+      ]);
+      assert.deepStrictEqual(await roles('a.rs', rs, 2), [
+        'conn:declared',
+        'Client:type',
+        'connect:call',
+        'cfg:reference',
+        'addr:member',
+        'Tcp:new',
+        'port:member',
+        'PORT:reference',
+      ]);
+      assert.deepStrictEqual(await roles('a.rs', rs, 3), [
+        'Some:reference',
+        'Reply:type',
+        'body:declared',
+        'conn:reference',
+        'send:call',
+        'msg:reference',
+        'Wrapper:new',
+        'body:reference',
+      ]);
+      const java = [
+        'package com.acme;',
+        'import com.acme.model.User;',
+        'class A extends Base {',
+        '  @Override public User find(String id) { User u = repo.lookup(id).owner; return new User(u.name); }',
+        '  void each() { users.forEach(x -> x.go()); }',
+        '}',
+      ].join('\n');
+      assert.deepStrictEqual(await roles('A.java', java, 1), [
+        'com:declared',
+        'acme:declared',
+        'model:declared',
+        'User:declared',
+      ]);
+      assert.deepStrictEqual(await roles('A.java', java, 2), ['A:declared', 'Base:type']);
+      assert.deepStrictEqual(await roles('A.java', java, 3), [
+        'Override:type',
+        'User:type',
+        'find:declared',
+        'String:type',
+        'id:declared',
+        'User:type',
+        'u:declared',
+        'repo:reference',
+        'lookup:call',
+        'id:reference',
+        'owner:member',
+        'User:new',
+        'u:reference',
+        'name:member',
+      ]);
+      assert.deepStrictEqual(await roles('A.java', java, 4), [
+        'each:declared',
+        'users:reference',
+        'forEach:call',
+        'x:declared',
+        'x:reference',
+        'go:call',
+      ]);
     } finally {
       parser.dispose();
     }

@@ -23,8 +23,8 @@ dest_root="$root/.bench/repos"
 export GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=file
 git_() { git -c safe.directory='*' "$@"; }
 
-# Source files of the languages tasks are made from (TypeScript/JavaScript without .d.ts, Python, Go).
-source_re='\.(ts|tsx|js|jsx|mjs|cjs|py|go)$'
+# Source files of the languages tasks are made from (TypeScript/JavaScript without .d.ts, Python, Go, Rust, Java).
+source_re='\.(ts|tsx|js|jsx|mjs|cjs|py|go|rs|java)$'
 
 # name<TAB>owner/repo<TAB>commit<TAB>sourceFiles, one line per entry.
 entries=$(node -e '
@@ -135,7 +135,7 @@ EOF
   rm -rf "$tmp"
   tmp=""
   count=$(cd "$dest" && find . -type f ! -name '*.d.ts' ! -path '*/node_modules/*' | grep -cE "$source_re" || true)
-  echo "$name: $count source files (TS/JS without .d.ts, Python, Go)"
+  echo "$name: $count source files (TS/JS without .d.ts, Python, Go, Rust, Java)"
   if [[ -n "$source_files" && "$count" != "$source_files" ]]; then
     echo "$name: warning: repos.json says sourceFiles $source_files" >&2
   fi
