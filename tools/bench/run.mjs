@@ -127,7 +127,10 @@ for (const half of ['tuning', 'checking']) {
       .map((c) => `${c.profile} (${f(c.recall[c.profile])} / ${f(c.recall.fused)}, ${c.samples})`)
       .join('; ');
     const best = Math.max(r.jaccard.recall, r.bm25.recall);
-    const mark = r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '';
+    const bestAlone = Math.max(...RETRIEVERS.map((n) => report.perRetriever[n] ?? 0));
+    const mark =
+      (r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '') +
+      (r.repogate.recall < bestAlone - 0.01 ? ' (below a retriever alone)' : '');
     lines.push(
       row([
         `${repo.repo} @ ${repo.commit.slice(0, 10)}`,
@@ -182,6 +185,32 @@ lines.push(
   row(Array(7).fill('---')),
 );
 for (const half of ['tuning', 'checking', 'all']) lines.push(summary(half));
+// Each language's mean on each half, TypeScript's first (repos.json names each repository's language; JavaScript
+// repositories count as TypeScript's, as one resolver and one set of rules serve both).
+const LANGUAGES = ['typescript', 'python', 'go', 'rust', 'java'];
+const languageOf = (repo) => repo.language ?? 'typescript';
+const means = (inHalf) => {
+  if (inHalf.length === 0) return '–';
+  const mean = (key) => inHalf.reduce((s, { report }) => s + report.retrieval[key].recall, 0) / inHalf.length;
+  const best = (report) => Math.max(...RETRIEVERS.map((n) => report.perRetriever[n] ?? 0));
+  const bestMean = inHalf.reduce((s, { report }) => s + best(report), 0) / inHalf.length;
+  return `${f(mean('repogate'), 3)} / ${f(mean('jaccard'), 3)} / ${f(mean('bm25'), 3)} / ${f(bestMean, 3)} (${inHalf.length})`;
+};
+lines.push(
+  '',
+  row(['language', 'tuning: RepoGate / Jaccard / BM25 / best single (repositories)', 'checking: the same']),
+  row(Array(3).fill('---')),
+);
+for (const language of LANGUAGES) {
+  const ofLanguage = rows.filter(({ repo }) => languageOf(repo) === language);
+  if (ofLanguage.length === 0) continue;
+  lines.push(
+    row([
+      language,
+      ...['tuning', 'checking'].map((half) => means(ofLanguage.filter(({ repo }) => repo.half === half))),
+    ]),
+  );
+}
 lines.push('', 'stage p50 / p95 ms (query, each retriever, pack):');
 for (const { repo, report } of rows) {
   const stages = Object.entries(report.stages).map(([stage, t]) => `${stage} ${f(t.p50, 1)} / ${f(t.p95, 1)}`);
