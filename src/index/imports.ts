@@ -99,7 +99,14 @@ function goPackageName(specifier: string): string {
 }
 
 function rustImports(root: Node): ImportBinding[] {
-  return root.descendantsOfType('use_declaration').map((use) => {
+  // `mod x;` binds x to the module file x.rs (or x/mod.rs) beside the declaring module: a namespace.
+  const mods = root.namedChildren
+    .filter((item) => item?.type === 'mod_item' && !item.childForFieldName('body'))
+    .map((item) => {
+      const name = item!.childForFieldName('name')!.text;
+      return binding(`self::${name}`, [[name, '*']], item!.startPosition.row);
+    });
+  const uses = root.descendantsOfType('use_declaration').map((use) => {
     const text = use!.childForFieldName('argument')?.text ?? '';
     const brace = text.indexOf('{');
     const base = (brace >= 0 ? text.slice(0, brace) : text).replace(/::$/, '');
@@ -118,6 +125,7 @@ function rustImports(root: Node): ImportBinding[] {
     });
     return binding(brace >= 0 ? base : base.split('::').slice(0, -1).join('::') || base, pairs, use!.startPosition.row);
   });
+  return [...mods, ...uses];
 }
 
 function javaImports(root: Node): ImportBinding[] {

@@ -25,6 +25,8 @@ export interface ProjectLayout {
   pythonRoots: readonly string[];
   /** Directories holding a Cargo.toml, deepest first. */
   rustCrates: readonly string[];
+  /** A workspace crate's name as `use` paths write it (`clap-builder` → `clap_builder`) → its directory. */
+  rustCrateNames: ReadonlyMap<string, string>;
   /** Package directory suffix ('com/x') → directories holding .java files that end with it. */
   javaDirs: ReadonlyMap<string, readonly string[]>;
   /** Directories holding a package.json, go.mod, setup.py, pyproject.toml or Cargo.toml: where projects start. */
@@ -78,6 +80,7 @@ export async function loadProjectLayout(
   const tsJobs: Promise<TsConfigPaths>[] = [];
   const goJobs: Promise<GoModule | undefined>[] = [];
   const rustCrates: string[] = [];
+  const cargoJobs: Promise<[string, string] | undefined>[] = [];
   const projectDirs: string[] = [];
   const tsCache = new Map<string, Promise<RawTsOptions>>();
   configDirs.forEach((dir, i) => {
@@ -88,7 +91,10 @@ export async function loadProjectLayout(
     if (tsconfig) tsJobs.push(readTsConfig(roots, path.join(abs, tsconfig), dir, tsCache));
     if (names.has('go.mod')) goJobs.push(readGoMod(path.join(abs, 'go.mod'), dir));
     if (names.has('setup.py') || names.has('pyproject.toml')) pythonRoots.add(dir);
-    if (names.has('Cargo.toml')) rustCrates.push(dir);
+    if (names.has('Cargo.toml')) {
+      rustCrates.push(dir);
+      cargoJobs.push(readCargoName(path.join(abs, 'Cargo.toml'), dir));
+    }
     if (PROJECT_MANIFESTS.some((name) => names.has(name))) projectDirs.push(dir);
   });
 
@@ -104,6 +110,9 @@ export async function loadProjectLayout(
   const goModules = (await Promise.all(goJobs)).filter((m): m is GoModule => m !== undefined);
   goModules.sort((a, b) => b.path.length - a.path.length);
   pythonRoots.delete('');
+  const rustCrateNames = new Map<string, string>();
+  for (const named of await Promise.all(cargoJobs))
+    if (named && !rustCrateNames.has(named[0])) rustCrateNames.set(...named);
 
   return {
     packages,
@@ -112,6 +121,7 @@ export async function loadProjectLayout(
     goModules,
     pythonRoots: [...pythonRoots].sort(),
     rustCrates: rustCrates.sort((a, b) => depth(b) - depth(a)),
+    rustCrateNames,
     javaDirs: indexJavaDirs(javaFileDirs),
     projectDirs,
   };
@@ -140,6 +150,18 @@ async function readGoMod(file: string, dir: string): Promise<GoModule | undefine
   try {
     const m = /^\s*module\s+"?([^"\s]+)"?/m.exec(await fs.promises.readFile(file, 'utf8'));
     return m ? { path: m[1], dir } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A crate's name from its Cargo.toml's `[package]` table, with `-` written `_` as code names it. */
+async function readCargoName(file: string, dir: string): Promise<[string, string] | undefined> {
+  try {
+    const text = await fs.promises.readFile(file, 'utf8');
+    const table = /^\s*\[package\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(text)?.[1] ?? '';
+    const name = /^\s*name\s*=\s*["']([^"']+)["']/m.exec(table)?.[1];
+    return name ? [name.replace(/-/g, '_'), dir] : undefined;
   } catch {
     return undefined;
   }

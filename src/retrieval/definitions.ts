@@ -18,6 +18,10 @@ const TYPE_KINDS = new Set(['class', 'interface', 'enum', 'type', 'namespace', '
 const SELF = new Set(['this', 'self', 'super']);
 /** Python also names the class itself, in a classmethod, by convention `cls`. */
 const PYTHON_SELF = new Set([...SELF, 'cls']);
+/** Rust names the value `self` and its type `Self`; its `super` is a module. */
+const RUST_SELF = new Set(['self', 'Self']);
+/** Impl blocks of a Rust type offered with it, inherent ones first: a type with dozens of trait impls is common. */
+const MAX_IMPL_BLOCKS = 4;
 /** Re-export chains (`export * from`) are followed this deep. */
 const MAX_REEXPORT_HOPS = 4;
 /** Names that resolve to too many places are not definitions of anything in particular. */
@@ -98,8 +102,8 @@ export class DefinitionRetriever {
     private readonly facts: FileFacts,
     text: string,
   ) {
-    this.local = scanLocalDeclarations(text, facts.language === 'go');
-    this.selfNames = facts.language === 'python' ? PYTHON_SELF : SELF;
+    this.local = scanLocalDeclarations(text, facts.language);
+    this.selfNames = facts.language === 'python' ? PYTHON_SELF : facts.language === 'rust' ? RUST_SELF : SELF;
   }
 
   static retrieve(index: RepoIndex, facts: FileFacts, text: string, query: RetrievalQuery): DefinitionHit[] {
@@ -219,6 +223,12 @@ export class DefinitionRetriever {
       types = next;
       for (const ref of types) out.push([ref, `type of ${chain.slice(0, i + 1).join('.')}`, i]);
     }
+    // Java: a bare name inside a class may be a member it inherits (an implicit `this.`).
+    if (chain.length === 1 && enclosing && this.facts.language === 'java' && !this.local.declared.has(name)) {
+      const found = this.findMember({ path: this.facts.path, symbol: enclosing }, name);
+      if (found?.symbol && !found.own)
+        out.push([{ path: found.path, symbol: found.symbol }, `${name}, member of ${enclosing.name}`, 0]);
+    }
     // A namespace is offered as its module's outline (run's import loop), not as a few of its types.
     if (chain.length === 1 && !this.moduleBindings(this.facts.path).has(name))
       for (const ref of this.resolveName(name, this.facts.path)) out.push([ref, `definition of ${name}`, 0]);
@@ -337,16 +347,65 @@ export class DefinitionRetriever {
           .find((r) => r.symbol.container === owner.symbol.name && r.path !== owner.path && pkg.has(r.path))
       : undefined;
     if (method) return { path: method.path, types: [], symbol: method.symbol, own: false };
-    const python = facts.language === 'python';
-    if (depth >= (python ? MAX_BASE_DEPTH : MAX_EMBEDDING_DEPTH)) return undefined;
-    const inherited = python ? supertypes(owner.symbol.signature) : (members.embedded.get(owner.symbol.name) ?? []);
+    if (facts.language === 'rust') {
+      // A Rust type's fields and methods are declared in its struct and its impl blocks, in any file of its crate.
+      const crate = rustCrateOf(owner.path);
+      const declared = this.index
+        .symbols(member)
+        .find(
+          (r) => r.symbol.container === owner.symbol.name && r.path !== owner.path && rustCrateOf(r.path) === crate,
+        );
+      if (declared) {
+        const key2 = `${owner.symbol.name}\0${member}`;
+        const otherFacts = this.index.facts(declared.path);
+        const declaredTypes = otherFacts ? (membersOf(otherFacts).types.get(key2) ?? []) : [];
+        return { path: declared.path, types: declaredTypes, symbol: declared.symbol, own: false };
+      }
+    }
+    const hierarchy = facts.language === 'python' || facts.language === 'java' || facts.language === 'rust';
+    if (depth >= (hierarchy ? MAX_BASE_DEPTH : MAX_EMBEDDING_DEPTH)) return undefined;
+    const inherited =
+      facts.language === 'rust'
+        ? this.rustTraitsOf(owner)
+        : hierarchy
+          ? supertypes(owner.symbol.signature).map((name) => ({ name, from: owner.path }))
+          : (members.embedded.get(owner.symbol.name) ?? []).map((name) => ({ name, from: owner.path }));
     for (const base of inherited) {
-      for (const ref of this.resolveName(base, owner.path)) {
+      for (const ref of this.resolveName(base.name, base.from)) {
+        if (ref.symbol === owner.symbol) continue;
         const found = this.findMember(ref, member, depth + 1);
         if (found) return { ...found, own: false };
       }
     }
     return undefined;
+  }
+
+  /**
+   * The traits a Rust type implements (`impl Trait for Type`, in any file of its crate) and, of a trait, its
+   * supertraits, each with the file whose imports name it: their provided methods are the type's too.
+   */
+  private rustTraitsOf(owner: SymbolRef): { name: string; from: string }[] {
+    const crate = rustCrateOf(owner.path);
+    const found = supertypes(owner.symbol.signature).map((name) => ({ name, from: owner.path }));
+    for (const impl of this.rustImpls(owner.symbol.name, crate))
+      for (const name of supertypes(impl.symbol.signature)) found.push({ name, from: impl.path });
+    return found;
+  }
+
+  /** The impl blocks of the Rust type `name` in the crate `crate`: inherent impls first, then trait impls. */
+  private rustImpls(name: string, crate: string): SymbolRef[] {
+    const impls = this.index
+      .topLevelSymbols(name)
+      .filter(
+        (r) =>
+          r.path.endsWith('.rs') &&
+          rustCrateOf(r.path) === crate &&
+          /^\s*(?:unsafe\s+)?impl\b/.test(r.symbol.signature.replace(RUST_ATTRIBUTES, '')),
+      );
+    return [
+      ...impls.filter((r) => !supertypes(r.symbol.signature).length),
+      ...impls.filter((r) => supertypes(r.symbol.signature).length),
+    ];
   }
 
   private typesInSignature(ref: SymbolRef, text: string): SymbolRef[] {
@@ -399,6 +458,13 @@ export class DefinitionRetriever {
     // Not imported: a global of the repository (ambient declarations, Go/Java packages), but not a local of
     // the file that merely shares a name with some top-level symbol elsewhere.
     if (fromFacts === this.facts && this.local.declared.has(name)) return [];
+    // Rust's `use m::*` and Java's `import p.*` bind every name their module declares.
+    if (fromFacts.language === 'rust' || fromFacts.language === 'java') {
+      for (const { targets } of importsOf(this.index.imports(fromPath)).stars) {
+        const refs = targets.flatMap((t) => this.exportedFrom(t, name, 0));
+        if (refs.length) return refs;
+      }
+    }
     // Go: a declaration in another file of the package is the name's, however many packages declare it too.
     const pkg = this.packageOf(fromPath, fromFacts);
     const inPackage = pkg.size
@@ -424,6 +490,7 @@ export class DefinitionRetriever {
    * from test files only: only `go test` compiles it.
    */
   private packageOf(file: string, facts: FileFacts): ReadonlySet<string> {
+    if (facts.language === 'java') return this.javaPackageOf(file);
     if (facts.language !== 'go') return NO_FILES;
     const fromTest = file.endsWith('_test.go');
     const key = `${dirOf(file)}\0${facts.package ?? ''}\0${fromTest}`;
@@ -435,6 +502,17 @@ export class DefinitionRetriever {
           return other?.language === 'go' && (facts.package === undefined || other.package === facts.package);
         }),
       );
+      this.packages.set(key, files);
+    }
+    return files;
+  }
+
+  /** Java: the other files of `file`'s folder, its package by the convention every build tool follows. */
+  private javaPackageOf(file: string): ReadonlySet<string> {
+    const key = `${dirOf(file)}\0java`;
+    let files = this.packages.get(key);
+    if (!files) {
+      files = new Set(this.index.filesIn(dirOf(file)).filter((path) => path.endsWith('.java')));
       this.packages.set(key, files);
     }
     return files;
@@ -470,7 +548,7 @@ export class DefinitionRetriever {
       return refs;
     }
     const facts = end && this.index.facts(end.path);
-    return end && facts ? topLevel(facts, end.name).map((symbol) => ({ path: end.path, symbol })) : [];
+    return end && facts ? exported(facts, end.name).map((symbol) => ({ path: end.path, symbol })) : [];
   }
 
   /** Follows `export … from` links from `file` to where `name` is declared; each file and name looked up go to `read`. */
@@ -478,7 +556,7 @@ export class DefinitionRetriever {
     read?.push([file, name]);
     const facts = this.index.facts(file);
     if (!facts) return [];
-    const own = topLevel(facts, name);
+    const own = exported(facts, name);
     if (own.length) return own.map((symbol) => ({ path: file, symbol }));
     if (hops >= MAX_REEXPORT_HOPS) return [];
     for (const { binding, targets, at } of namedOrStar(importsOf(this.index.imports(file)), name)) {
@@ -498,7 +576,10 @@ export class DefinitionRetriever {
    */
   private submodules(targets: readonly string[], imported: string): string[] {
     // Only Python imports a submodule by name; elsewhere a file named for its main export is no module import.
-    const named = this.facts.language === 'python' ? targets.filter((t) => moduleName(t) === imported) : [];
+    const named =
+      this.facts.language === 'python' || this.facts.language === 'rust'
+        ? targets.filter((t) => moduleName(t) === imported)
+        : [];
     const modules = named.length ? named : targets.flatMap((t) => this.reExportedNamespace(t, imported, 0));
     // Checked last: most bindings name no module, and for them this lookup is the costly part.
     if (modules.length === 0 || targets.some((t) => this.exportedFrom(t, imported, 0).length)) return [];
@@ -566,11 +647,21 @@ export class DefinitionRetriever {
     if (known && known.score >= score) return known;
     const hit = { chunk, score, why };
     this.hits.set(chunk.id, hit);
-    // A Python class's outline lists its own members only; what it inherits its bases' outlines list.
-    if (!given && ref.symbol.kind === 'class' && /\.pyi?$/.test(ref.path) && baseDepth < MAX_BASE_DEPTH)
+    // A Python or Java class's outline lists its own members only; what it inherits its bases' outlines list.
+    if (!given && ref.symbol.kind === 'class' && /\.(pyi?|java)$/.test(ref.path) && baseDepth < MAX_BASE_DEPTH)
       for (const base of supertypes(ref.symbol.signature))
         for (const baseRef of this.resolveName(base, ref.path))
           this.offer(baseRef, weight * SUPERTYPE_SHARE, `base ${base} of ${ref.symbol.name}`, undefined, baseDepth + 1);
+    // A Rust struct's or enum's methods are in its impl blocks, which may be in other files of its crate.
+    if (
+      !given &&
+      baseDepth === 0 &&
+      ref.path.endsWith('.rs') &&
+      (ref.symbol.kind === 'class' || ref.symbol.kind === 'enum')
+    )
+      for (const impl of this.rustImpls(ref.symbol.name, rustCrateOf(ref.path)).slice(0, MAX_IMPL_BLOCKS))
+        if (impl.symbol !== ref.symbol)
+          this.offer(impl, weight * SUPERTYPE_SHARE, `impl block of ${ref.symbol.name}`, undefined, baseDepth + 1);
     return hit;
   }
 }
@@ -651,7 +742,16 @@ export function chunkFor(index: RepoIndex, ref: SymbolRef): Chunk | undefined {
 /** A module's name as imported: its file name less the extension, or its package folder's for `__init__`. */
 function moduleName(file: string): string {
   const name = baseName(file).replace(/\.[^.]*$/, '');
-  return name === '__init__' ? baseName(dirOf(file)) : name;
+  return name === '__init__' || (name === 'mod' && file.endsWith('.rs')) ? baseName(dirOf(file)) : name;
+}
+
+/** Attributes before a Rust item (`#[derive(Debug)]`), which its signature keeps. */
+const RUST_ATTRIBUTES = /^(?:\s*#!?\[[^\]]*\]\s*)+/;
+
+/** A Rust file's crate: the path up to its last `src/` folder (a workspace's crates each have one). */
+function rustCrateOf(file: string): string {
+  const at = file.lastIndexOf('/src/');
+  return at >= 0 ? file.slice(0, at) : file.startsWith('src/') ? '' : dirOf(file);
 }
 
 /** How the header of a module outline shows the import that binds it. */
@@ -742,6 +842,17 @@ function topLevel(facts: FileFacts, name: string): SymbolInfo[] {
   return byName.get(name) ?? [];
 }
 
+/**
+ * What a file offers an import of `name`: its top-level declarations, or in Java a nested type or a static member
+ * of its class (`import a.Outer.Inner`, `import static a.B.f`).
+ */
+function exported(facts: FileFacts, name: string): SymbolInfo[] {
+  const own = topLevel(facts, name);
+  if (own.length || facts.language !== 'java') return own;
+  const member = facts.symbols.find((s) => s.name === name && s.container !== undefined);
+  return member ? [member] : [];
+}
+
 /** A file's member declarations by container and name: member chains ask for one at a time, many a request. */
 interface MembersByName {
   /** Annotated members (`container\0name`), in declaration order. */
@@ -789,6 +900,19 @@ export function supertypes(signature: string): string[] {
   }
   const pythonBases = /^\s*class\s+\w+\s*\(([^)]*)\)/.exec(signature);
   if (pythonBases) for (const base of pythonBases[1].split(',')) names.push(base.trim().split('.').pop()!);
+  // Rust: `impl<T> Trait<T> for Type`, and the supertraits of `trait A: B + C`.
+  if (/^\s*(?:#|pub|unsafe|impl|trait)/.test(signature)) {
+    let plain = signature.replace(RUST_ATTRIBUTES, '');
+    while (/<[^<>]*>/.test(plain)) plain = plain.replace(/<[^<>]*>/g, '');
+    const implemented = /^\s*(?:unsafe\s+)?impl\s+!?([\w:]+)\s+for\s/.exec(plain);
+    if (implemented) names.push(implemented[1].split('::').pop()!);
+    const bounds = /^\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+\w+\s*:([^{]+?)(?:\bwhere\b|$)/.exec(plain);
+    if (bounds)
+      for (const bound of bounds[1].split('+')) {
+        const head = /^\s*([\w:]+)/.exec(bound.replace(/^\s*\?/, ''));
+        if (head) names.push(head[1].split('::').pop()!);
+      }
+  }
   return names.filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !BUILTIN_TYPES.has(n));
 }
 
@@ -826,8 +950,18 @@ const GO_LOCAL_TYPE =
 /** Go: `x := f(`, `x, err := pkg.New(` (the first name has the call's first result). */
 const GO_LOCAL_CALL = /(?:^|[^\w])(?=([A-Za-z_]\w*))\1(?:\s*,\s*[A-Za-z_]\w*)*\s*:?=\s*([A-Za-z_][\w.]*)(?=\s*\()/g;
 
-/** One pass of each pattern over the file, instead of one per identifier (Go's own patterns in Go). */
-function scanLocalDeclarations(text: string, go: boolean): LocalDeclarations {
+/**
+ * Rust: `let x = Type::new(` and `let x = Type {`: an associated function of a type called by its path is by
+ * convention its constructor (`new`, `with_capacity`, `from_str`), a struct expression builds one.
+ */
+const RUST_LOCAL_TYPE =
+  /\blet\s+(?:mut\s+)?([a-z_]\w*)\s*=\s*&?(?:mut\s+)?(?:[a-z_]\w*::)*([A-Z]\w*)\s*(?:::\s*[a-z_]\w*\s*(?:::<[^>]*>\s*)?\(|\{)/g;
+/** Java: `Type<…>[] name =`, `Type name;`, `(Type name,` and `for (Type name :`: the type is written first. */
+const JAVA_LOCAL_TYPE = /(?:^|[^\w$.])([A-Z][\w$]*)(?:<[^;(){}=]*>)?(?:\[\])*\s+([a-z_$][\w$]*)\s*(?=[=;:,)])/g;
+
+/** One pass of each pattern over the file, instead of one per identifier (Go's, Rust's and Java's own patterns too). */
+function scanLocalDeclarations(text: string, language: string): LocalDeclarations {
+  const go = language === 'go';
   const types = new Map<string, string[]>();
   const addType = (name: string, typeName: string): void => {
     const known = types.get(name);
@@ -836,11 +970,16 @@ function scanLocalDeclarations(text: string, go: boolean): LocalDeclarations {
   };
   for (const [, name, typeName] of text.matchAll(LOCAL_TYPE)) addType(name, typeName);
   if (go) for (const m of text.matchAll(GO_LOCAL_TYPE)) addType(m[1] ?? m[3], m[2] ?? m[4]);
+  if (language === 'rust') for (const [, name, typeName] of text.matchAll(RUST_LOCAL_TYPE)) addType(name, typeName);
+  const javaLocals = language === 'java' ? [...text.matchAll(JAVA_LOCAL_TYPE)] : [];
+  for (const [, typeName, name] of javaLocals) addType(name, typeName);
   const calls = new Map<string, string>();
   for (const [, name, callee] of text.matchAll(go ? GO_LOCAL_CALL : LOCAL_CALL))
     if (!calls.has(name)) calls.set(name, callee);
   const declared = new Set<string>();
   for (const m of text.matchAll(LOCAL_DECLARATION)) declared.add(m[1] ?? m[2]);
+  // A Java local or parameter is declared by its type: `User u`.
+  for (const [, , name] of javaLocals) declared.add(name);
   return { types, calls, declared };
 }
 

@@ -280,6 +280,10 @@ describe('resolve: Go, Rust, Java', () => {
       'src/net/http.rs': '',
       'src/net/http/client.rs': '',
       'src/net/tcp.rs': '',
+      'crates/wire-format/Cargo.toml':
+        '[package]\nname = "wire-format"\nversion = "0.1.0"\n\n[dependencies]\nname = "x"\n',
+      'crates/wire-format/src/lib.rs': '',
+      'crates/wire-format/src/frame.rs': '',
       'app/src/main/java/com/acme/model/User.java': '',
       'app/src/main/java/com/acme/model/Order.java': '',
       'app/src/main/java/com/acme/App.java': '',
@@ -316,6 +320,22 @@ describe('resolve: Go, Rust, Java', () => {
     assert.deepStrictEqual(repo.resolve('src/net/mod.rs', 'http::get', 'rust'), ['src/net/http.rs']);
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'config::load', 'rust'), ['src/config.rs']);
     assert.deepStrictEqual(repo.resolve('src/main.rs', 'std::collections::HashMap', 'rust'), []);
+  });
+
+  it('resolves a path into another crate of the workspace by the name its Cargo.toml gives it', () => {
+    assert.deepStrictEqual(
+      [...repo.layout.rustCrateNames],
+      [
+        ['app', ''],
+        ['wire_format', 'crates/wire-format'],
+      ],
+    );
+    assert.deepStrictEqual(repo.resolve('src/main.rs', 'wire_format::frame::Frame', 'rust'), [
+      'crates/wire-format/src/frame.rs',
+    ]);
+    assert.deepStrictEqual(repo.resolve('src/net/tcp.rs', 'wire_format::{Frame, Codec}', 'rust'), [
+      'crates/wire-format/src/lib.rs',
+    ]);
   });
 
   it('resolves Java imports by package path suffix', () => {

@@ -8,7 +8,7 @@ import { buildIndex } from '../../src/index/workspace';
 import { cutToFit, dedent, focusOutline, packSnippets, withoutCommentLines } from '../../src/retrieval/pack';
 import { linesBetween } from '../../src/index/cursor';
 import { formQuery } from '../../src/retrieval/query';
-import { DefinitionRetriever } from '../../src/retrieval/definitions';
+import { DefinitionRetriever, type DefinitionHit } from '../../src/retrieval/definitions';
 import { retrievalContext, retrieve } from '../../src/retrieval/retrieve';
 import type { Snippet } from '../../src/retrieval/types';
 import { renderCommentBlocks, REPOFORMER_HEADER } from '../../src/retrieval/verbalize';
@@ -477,6 +477,126 @@ describe('retrieval', () => {
         'definition of fast_hash',
         'def fast_hash',
       );
+    });
+  });
+
+  /** Definition hits in `repo` for `file` cut after `prefix`, which the cut keeps of row `row`. */
+  const definitionHits = (repo: RepoIndex, root: string, file: string, row: number, prefix: string) => {
+    const lines = readFileSync(path.join(root, file), 'utf8').split('\n');
+    assert.ok(lines[row].startsWith(prefix), lines[row]);
+    const text = [...lines.slice(0, row), prefix].join('\n');
+    const { facts, query } = retrievalContext(repo, {
+      path: file,
+      text,
+      cursor: { line: row, character: prefix.length },
+    });
+    return DefinitionRetriever.retrieve(repo, facts, text, query);
+  };
+  const showHits = (hits: { chunk: { path: string }; why: string }[]) =>
+    hits.map((h) => `${h.chunk.path}: ${h.why}`).join('\n');
+  const hasHit = (hits: DefinitionHit[], file: string, why: string, text: string) =>
+    assert.ok(
+      hits.some((h) => h.chunk.path === file && h.why === why && h.chunk.text.includes(text)),
+      `${file}: ${why}\n${showHits(hits)}`,
+    );
+
+  describe('Rust names (fixture rsapp: a workspace of two crates, mod files, impl blocks apart, a trait)', () => {
+    const RSAPP = path.join(FIXTURES, 'repos', 'rsapp');
+    let rs: RepoIndex;
+    before(async () => {
+      rs = new RepoIndex(RSAPP);
+      await buildIndex(rs, { root: RSAPP });
+    });
+    after(() => rs.dispose());
+    const hitsAt = (file: string, row: number, prefix: string) => definitionHits(rs, RSAPP, file, row, prefix);
+
+    it('binds a `mod` declaration to its module file', () => {
+      hasHit(
+        hitsAt('app/src/main.rs', 8, '    let cfg = config::'),
+        'app/src/config.rs',
+        "exports of a namespace import (import * as config from 'self::config')",
+        'pub fn load_from_env() -> Config',
+      );
+    });
+
+    it("offers a type's impl blocks from the other files of its crate, and finds a method in one", () => {
+      const hits = hitsAt('app/src/worker.rs', 10, '        let response = server.');
+      hasHit(hits, 'app/src/server/mod.rs', 'type of server', 'pub struct Server');
+      hasHit(hits, 'app/src/server/handlers.rs', 'impl block of Server', 'pub fn handle_request(&self, path: &str)');
+      hasHit(
+        hitsAt('app/src/worker.rs', 10, '        let response = server.handle_request('),
+        'app/src/server/handlers.rs',
+        'handle_request, member of Server',
+        'pub fn handle_request(&self, path: &str) -> Response',
+      );
+    });
+
+    it('finds a method a trait provides to the types that implement it', () => {
+      hasHit(
+        hitsAt('app/src/worker.rs', 15, '        self.server.cache.get_or('),
+        'core/src/lib.rs',
+        'get_or, member of Cache',
+        'fn get_or(&self, key: &str, default: &str) -> String',
+      );
+    });
+  });
+
+  describe('Java names (fixture jshop: packages, a wildcard and a static import, a class hierarchy)', () => {
+    const JSHOP = path.join(FIXTURES, 'repos', 'jshop');
+    const SERVICE = 'src/main/java/com/shop/service/OrderService.java';
+    const at = (file: string) => `src/main/java/com/shop/${file}`;
+    let java: RepoIndex;
+    before(async () => {
+      java = new RepoIndex(JSHOP);
+      await buildIndex(java, { root: JSHOP });
+    });
+    after(() => java.dispose());
+    const hitsAt = (row: number, prefix: string) => definitionHits(java, JSHOP, SERVICE, row, prefix);
+
+    it('sees the classes of its own package without an import, public or not', () => {
+      hasHit(
+        hitsAt(7, '        long checked = '),
+        at('service/BaseService.java'),
+        'definition of BaseService',
+        'void auditEvent(',
+      );
+    });
+
+    it('resolves a wildcard import and a static import', () => {
+      hasHit(
+        hitsAt(11, '        if (customer.'),
+        at('model/Customer.java'),
+        'type of customer',
+        'boolean isVerified()',
+      );
+      hasHit(
+        hitsAt(7, '        long checked = requirePositive('),
+        at('util/Checks.java'),
+        'definition of requirePositive',
+        'public static long requirePositive(long value, String what)',
+      );
+    });
+
+    it('finds fields and methods through the class hierarchy, with an implicit this', () => {
+      hasHit(
+        hitsAt(8, '        Order order = this.orders.'),
+        at('service/OrderRepository.java'),
+        'type of this.orders',
+        'Order findById(long id)',
+      );
+      hasHit(
+        hitsAt(9, '        auditEvent('),
+        at('service/BaseService.java'),
+        'auditEvent, member of OrderService',
+        'protected void auditEvent(',
+      );
+      hasHit(
+        hitsAt(12, '            order.markUpdated('),
+        at('model/Entity.java'),
+        'markUpdated, member of Order',
+        'protected void markUpdated()',
+      );
+      hasHit(hitsAt(12, '            order.'), at('model/Entity.java'), 'base Entity of Order', 'long getId()');
     });
   });
 

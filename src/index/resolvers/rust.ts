@@ -1,8 +1,11 @@
-/** Rust: `use` paths of a crate's own modules. */
+/** Rust: `use` paths of a crate's own modules and of the workspace's other crates; `mod` declarations. */
 import type { HasFile, ProjectLayout } from '../projectLayout';
 import { isWithin, joinRel } from '../relPath';
 
-/** Best effort: `crate::`, `self::`, `super::` and child-module paths, to `x.rs` or `x/mod.rs`. */
+/**
+ * Best effort: `crate::`, `self::`, `super::`, child-module and workspace-crate paths, to `x.rs` or `x/mod.rs`
+ * (a `mod x;` declaration is imported as `self::x`).
+ */
 export function resolveRust(layout: ProjectLayout, has: HasFile, fromFile: string, spec: string): string | undefined {
   const crateDir = layout.rustCrates.find((c) => isWithin(fromFile, c));
   const srcDir = crateDir !== undefined ? joinRel(crateDir, 'src') : enclosingSrcDir(fromFile);
@@ -14,6 +17,9 @@ export function resolveRust(layout: ProjectLayout, has: HasFile, fromFile: strin
     .filter(Boolean);
   const current = rustModulePath(fromFile.slice(srcDir.length + (srcDir ? 1 : 0)));
   if (segs[0] === 'crate') return rustModule(has, srcDir, segs.slice(1), 0);
+  // Another crate of the workspace, by the name its Cargo.toml gives it: a path from that crate's root.
+  const other = layout.rustCrateNames.get(segs[0]);
+  if (other !== undefined && other !== crateDir) return rustModule(has, joinRel(other, 'src'), segs.slice(1), 0);
   if (segs[0] === 'self') return rustModule(has, srcDir, [...current, ...segs.slice(1)], current.length);
   if (segs[0] === 'super') {
     let up = 0;
