@@ -377,12 +377,52 @@ function addReceiverMethods(walk: Walk): void {
   }
 }
 
+/** A Rust `impl` block's header: `impl<T> Foo<T>`, `unsafe impl Send for Foo`. */
+const IMPL_HEADER = /^\s*(?:unsafe\s+)?impl\b/;
+
+/**
+ * Rust declares a type's methods in impl blocks beside it, often several (one per concern, one per trait): the
+ * outline of a struct or enum lists, after its own fields or variants, the methods its file's impl blocks declare
+ * for it, one a line, so that one outline says what a value of the type can do and can be focused like any other.
+ */
+function addImplMethods(walk: Walk): void {
+  for (const type of walk.symbols) {
+    if (type.container || (type.kind !== 'class' && type.kind !== 'enum') || IMPL_HEADER.test(type.signature)) continue;
+    const chunk = walk.chunks.find(
+      (c) => c.kind === 'outline' && c.range.start === type.range.start && c.symbols[0] === type.name,
+    );
+    const methods = walk.symbols.filter(
+      (m) =>
+        m.container === type.name &&
+        m.kind === 'method' &&
+        (m.range.start < type.range.start || m.range.start >= type.range.end),
+    );
+    if (!chunk || methods.length === 0) continue;
+    const indent = /^\s*/.exec(walk.lines[type.range.start] ?? '')![0];
+    const lines = chunk.text.split('\n');
+    // One line a member (how retrieval focuses an outline): a short type kept as written is rewritten so when it
+    // lists its members (a struct's fields); an enum's variants, which are no symbols, keep it as written.
+    const fields = walk.symbols.filter((f) => f.container === type.name && !methods.includes(f));
+    const oneLineEach = lines.length === chunk.symbols.length + 1;
+    if (!oneLineEach && type.kind === 'class' && lines[lines.length - 1].trim() === walk.spec.blockClose) {
+      lines.splice(1, lines.length, ...fields.map((f) => `${indent}    ${memberLine(f.signature)}`), '}');
+      chunk.symbols = [type.name, ...fields.map((f) => f.name)];
+    }
+    const close = lines[lines.length - 1].trim() === walk.spec.blockClose ? lines.pop()! : undefined;
+    lines.push(...methods.map((m) => `${indent}    ${memberLine(m.signature)}`));
+    if (close !== undefined) lines.push(close);
+    chunk.text = lines.join('\n');
+    chunk.symbols.push(...methods.map((m) => m.name));
+  }
+}
+
 /** Everything the index keeps about one parsed file. */
 export function extractFacts(filePath: string, spec: LanguageSpec, text: string, tree: Tree): FileFacts {
   const walk: Walk = { spec, path: filePath, lines: text.split('\n'), symbols: [], chunks: [], types: [] };
   const root = tree.rootNode;
   walkChildren(walk, root, undefined, []);
   if (spec.receiverMethods) addReceiverMethods(walk);
+  if (spec.implMethods) addImplMethods(walk);
   statementGroups(walk, root);
   if (walk.chunks.length === 0) walk.chunks.push(...lineWindows(filePath, text));
   const facts: FileFacts = {

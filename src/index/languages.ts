@@ -45,6 +45,8 @@ export interface LanguageSpec {
   parameterProperties?: { nodes: string[]; modifiers: string[] };
   /** Methods are declared outside their type, with a receiver (Go): outlines list them from the file. */
   receiverMethods?: boolean;
+  /** Methods are declared in impl blocks apart from their type (Rust): a type's outline lists its file's. */
+  implMethods?: boolean;
   /** A name that declares nothing (Go's blank identifier `_`): never a symbol or a typed name. */
   blankIdentifier?: string;
 }
@@ -224,6 +226,7 @@ const SPECS: LanguageSpec[] = [
     typeNameNodes: new Set(['type_identifier']),
     constructs: { struct_expression: 'name' },
     blockClose: '}',
+    implMethods: true,
   },
   {
     id: 'java',

@@ -396,12 +396,7 @@ export class DefinitionRetriever {
   private rustImpls(name: string, crate: string): SymbolRef[] {
     const impls = this.index
       .topLevelSymbols(name)
-      .filter(
-        (r) =>
-          r.path.endsWith('.rs') &&
-          rustCrateOf(r.path) === crate &&
-          /^\s*(?:unsafe\s+)?impl\b/.test(r.symbol.signature.replace(RUST_ATTRIBUTES, '')),
-      );
+      .filter((r) => r.path.endsWith('.rs') && rustCrateOf(r.path) === crate && isRustImpl(r.symbol));
     return [
       ...impls.filter((r) => !supertypes(r.symbol.signature).length),
       ...impls.filter((r) => supertypes(r.symbol.signature).length),
@@ -635,6 +630,12 @@ export class DefinitionRetriever {
 
   private offer(ref: SymbolRef, weight: number, why: string, given?: Chunk, baseDepth = 0): DefinitionHit | undefined {
     if (ref.path === this.facts.path) return undefined;
+    // A Rust impl block beside its type is presented by the type's outline, which lists its methods (extract.ts).
+    if (!given && ref.path.endsWith('.rs') && isRustImpl(ref.symbol)) {
+      const facts = this.index.facts(ref.path);
+      const type = facts && topLevel(facts, ref.symbol.name).find((s) => !isRustImpl(s) && TYPE_KINDS.has(s.kind));
+      if (type) ref = { path: ref.path, symbol: type };
+    }
     const isType = TYPE_KINDS.has(ref.symbol.kind);
     // A type's outline lists the members the next line may name; of a function or variable the line needs
     // its signature (parameters, result), not its body.
@@ -652,16 +653,18 @@ export class DefinitionRetriever {
       for (const base of supertypes(ref.symbol.signature))
         for (const baseRef of this.resolveName(base, ref.path))
           this.offer(baseRef, weight * SUPERTYPE_SHARE, `base ${base} of ${ref.symbol.name}`, undefined, baseDepth + 1);
-    // A Rust struct's or enum's methods are in its impl blocks, which may be in other files of its crate.
+    // A Rust struct's or enum's methods are in its impl blocks, which may be in other files of its crate (those of
+    // its own file its outline lists).
     if (
       !given &&
       baseDepth === 0 &&
       ref.path.endsWith('.rs') &&
       (ref.symbol.kind === 'class' || ref.symbol.kind === 'enum')
     )
-      for (const impl of this.rustImpls(ref.symbol.name, rustCrateOf(ref.path)).slice(0, MAX_IMPL_BLOCKS))
-        if (impl.symbol !== ref.symbol)
-          this.offer(impl, weight * SUPERTYPE_SHARE, `impl block of ${ref.symbol.name}`, undefined, baseDepth + 1);
+      for (const impl of this.rustImpls(ref.symbol.name, rustCrateOf(ref.path))
+        .filter((other) => other.path !== ref.path)
+        .slice(0, MAX_IMPL_BLOCKS))
+        this.offer(impl, weight * SUPERTYPE_SHARE, `impl block of ${ref.symbol.name}`, undefined, baseDepth + 1);
     return hit;
   }
 }
@@ -747,6 +750,11 @@ function moduleName(file: string): string {
 
 /** Attributes before a Rust item (`#[derive(Debug)]`), which its signature keeps. */
 const RUST_ATTRIBUTES = /^(?:\s*#!?\[[^\]]*\]\s*)+/;
+
+/** Whether a Rust symbol is an impl block (indexed under its type's name). */
+function isRustImpl(symbol: SymbolInfo): boolean {
+  return /^\s*(?:unsafe\s+)?impl\b/.test(symbol.signature);
+}
 
 /** A Rust file's crate: the path up to its last `src/` folder (a workspace's crates each have one). */
 function rustCrateOf(file: string): string {

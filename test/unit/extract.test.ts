@@ -3,6 +3,9 @@ import { extractFacts } from '../../src/index/extract';
 import { languageForPath } from '../../src/index/languages';
 import { diffEdit, SourceParser } from '../../src/index/parser';
 import type { FileFacts } from '../../src/index/types';
+import { readFileSync } from 'fs';
+import * as path from 'path';
+import { FIXTURES } from '../helpers/fixtures';
 
 const parser = new SourceParser();
 
@@ -232,6 +235,31 @@ describe('extract: other languages', () => {
     assert.ok(f.symbols.some((s) => s.name === 'find' && s.container === 'Db' && s.kind === 'method'));
     assert.ok(f.symbols.some((s) => s.name === 'Store' && s.kind === 'interface'));
     assert.deepStrictEqual(f.imports[0].names, ['User', 'Repo']);
+  });
+
+  it("Rust: a type's outline lists the methods of its file's impl blocks, inherent and trait; `mod x;` is an import", async () => {
+    const text = readFileSync(path.join(FIXTURES, 'repos', 'rsapp', 'app', 'src', 'cache.rs'), 'utf8');
+    const f = await facts('app/src/cache.rs', `mod shard;\n${text}`);
+    const outline = f.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Cache')!;
+    assert.strictEqual(
+      outline.text,
+      [
+        'pub struct Cache {',
+        '    entries: HashMap<String, String>,',
+        '    pub fn new() -> Self',
+        '    fn get(&self, key: &str) -> Option<String>',
+        '}',
+      ].join('\n'),
+    );
+    assert.deepStrictEqual(outline.symbols, ['Cache', 'entries', 'new', 'get']);
+    assert.deepStrictEqual(
+      f.imports.map((i) => [i.specifier, i.names, i.imported]),
+      [
+        ['self::shard', ['shard'], ['*']],
+        ['std::collections', ['HashMap'], ['HashMap']],
+        ['app_core', ['Storage'], ['Storage']],
+      ],
+    );
   });
 
   it('Java classes, fields and imports', async () => {
