@@ -166,6 +166,8 @@ function inRustPattern(node: Node): boolean {
 export function rustRole(node: Node, fieldName: string | null): IdentifierRole | undefined {
   const parent = node.parent;
   const type = parent?.type ?? '';
+  // A lifetime (`'a`, `'static`, `'_`) names no declaration of the repository.
+  if (type === 'lifetime') return undefined;
   if (fieldName === 'name' && RUST_NAMED_DECLARATIONS.has(type)) return 'declared';
   // A `use` declaration binds every name it lists; `mod x;` is declared above.
   for (let n: Node | null = parent; n; n = n.parent) if (n.type === 'use_declaration') return 'declared';

@@ -193,7 +193,7 @@ describe('scanIdentifiers', () => {
       };
       const rs = [
         'use crate::net::{Client, tcp::Stream as Tcp};',
-        'fn run(cfg: &Config) -> Result<Report, Error> {',
+        "fn run<'a>(cfg: &'a Config) -> Result<Report, Error> {",
         '    let conn = Client::connect(cfg.addr, Tcp { port: PORT });',
         '    if let Some(Reply { body, .. }) = conn.send::<u8>(&msg) { return Wrapper(body); }',
         '}',
