@@ -400,11 +400,10 @@ function addImplMethods(walk: Walk): void {
     if (!chunk || methods.length === 0) continue;
     const indent = /^\s*/.exec(walk.lines[type.range.start] ?? '')![0];
     const lines = chunk.text.split('\n');
-    // One line a member (how retrieval focuses an outline): a short type kept as written is rewritten so when it
-    // lists its members (a struct's fields); an enum's variants, which are no symbols, keep it as written.
+    // One line a member (how retrieval focuses an outline): a short type kept as written is rewritten so.
     const fields = walk.symbols.filter((f) => f.container === type.name && !methods.includes(f));
     const oneLineEach = lines.length === chunk.symbols.length + 1;
-    if (!oneLineEach && type.kind === 'class' && lines[lines.length - 1].trim() === walk.spec.blockClose) {
+    if (!oneLineEach && lines[lines.length - 1].trim() === walk.spec.blockClose) {
       lines.splice(1, lines.length, ...fields.map((f) => `${indent}    ${memberLine(f.signature)}`), '}');
       chunk.symbols = [type.name, ...fields.map((f) => f.name)];
     }

@@ -216,8 +216,10 @@ const SPECS: LanguageSpec[] = [
       const_item: { kind: 'variable' },
       static_item: { kind: 'variable' },
       field_declaration: { kind: 'field' },
+      // Listed in the enum's outline, as a class's fields are.
+      enum_variant: { kind: 'field' },
     },
-    wrappers: new Set(['source_file', 'declaration_list', 'field_declaration_list']),
+    wrappers: new Set(['source_file', 'declaration_list', 'field_declaration_list', 'enum_variant_list']),
     typed: {
       field_declaration: { nameField: 'name', typeField: 'type' },
       parameter: { nameField: 'pattern', typeField: 'type' },
@@ -241,6 +243,8 @@ const SPECS: LanguageSpec[] = [
       method_declaration: { kind: 'method' },
       constructor_declaration: { kind: 'method' },
       field_declaration: { kind: 'field', nameField: 'declarator' },
+      // Listed in the enum's outline, as a class's fields are.
+      enum_constant: { kind: 'field' },
     },
     wrappers: new Set(['program', 'class_body', 'interface_body', 'enum_body', 'enum_body_declarations']),
     typed: {

@@ -262,6 +262,22 @@ describe('extract: other languages', () => {
     );
   });
 
+  it("Java constants and Rust variants are members of their enum's outline", async () => {
+    const java = await facts(
+      'src/Token.java',
+      'public enum Token {\n  /** An opening brace. */\n  BEGIN,\n  END;\n\n  boolean opens() {\n    return this == BEGIN;\n  }\n}\n',
+    );
+    const javaOutline = java.chunks.find((c) => c.kind === 'outline')!;
+    assert.deepStrictEqual(javaOutline.symbols, ['Token', 'BEGIN', 'END', 'opens']);
+    assert.ok(javaOutline.text.includes('  BEGIN') && javaOutline.text.includes('  END'), javaOutline.text);
+    const rust = await facts(
+      'src/token.rs',
+      'pub enum Token {\n    Begin,\n    Text(String),\n}\n\nimpl Token {\n    pub fn opens(&self) -> bool {\n        true\n    }\n}\n',
+    );
+    const rustOutline = rust.chunks.find((c) => c.kind === 'outline' && c.symbols[0] === 'Token')!;
+    assert.deepStrictEqual(rustOutline.symbols, ['Token', 'Begin', 'Text', 'opens']);
+  });
+
   it('Java classes, fields and imports', async () => {
     const f = await facts(
       'src/A.java',
