@@ -354,6 +354,9 @@ describe('resolve: Go, Rust, Java', () => {
       'app/src/main/java/com/acme/model/User.java',
       'lib/src/main/java/com/acme/model/Money.java',
     ]);
+    assert.deepStrictEqual(repo.resolve(from, 'static com.acme.model.User.*', 'java'), [
+      'app/src/main/java/com/acme/model/User.java',
+    ]);
     assert.deepStrictEqual(repo.resolve(from, 'java.util.List', 'java'), []);
   });
 
