@@ -353,12 +353,15 @@ export class DefinitionRetriever {
       const declared = this.index
         .symbols(member)
         .find(
-          (r) => r.symbol.container === owner.symbol.name && r.path !== owner.path && rustCrateOf(r.path) === crate,
+          (r) =>
+            r.symbol.container === owner.symbol.name &&
+            r.path !== owner.path &&
+            r.path.endsWith('.rs') &&
+            rustCrateOf(r.path) === crate,
         );
       if (declared) {
-        const key2 = `${owner.symbol.name}\0${member}`;
-        const otherFacts = this.index.facts(declared.path);
-        const declaredTypes = otherFacts ? (membersOf(otherFacts).types.get(key2) ?? []) : [];
+        const declaring = this.index.facts(declared.path);
+        const declaredTypes = declaring ? (membersOf(declaring).types.get(key) ?? []) : [];
         return { path: declared.path, types: declaredTypes, symbol: declared.symbol, own: false };
       }
     }
