@@ -6,7 +6,7 @@ import type { FileRecord, RepoIndex } from './repoIndex';
 import { decodeWindowLists } from './windows';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 20;
+export const CACHE_VERSION = 21;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
