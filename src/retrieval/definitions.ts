@@ -163,9 +163,13 @@ export class DefinitionRetriever {
       }
     }
     if (this.facts.language !== 'text') {
-      // Repository-wide globals are used without an import anywhere, so no anchor leads to them.
+      // Repository-wide globals are used without an import anywhere, so no anchor leads to them; another repository's
+      // (a vendored TypeScript's lib.dom.d.ts) are not this one's (R29).
       const byFile = new Map<string, SymbolRef[]>();
-      for (const ref of this.index.ambientSymbols()) byFile.set(ref.path, [...(byFile.get(ref.path) ?? []), ref]);
+      const scope = this.index.searchScope(this.facts.path);
+      for (const ref of this.index.ambientSymbols()) {
+        if (ref.path.startsWith(scope)) byFile.set(ref.path, [...(byFile.get(ref.path) ?? []), ref]);
+      }
       for (const refs of byFile.values()) {
         // One compact snippet a file: the declarations alone, not the statements around them.
         const first = refs[0];

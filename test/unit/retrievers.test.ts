@@ -359,7 +359,7 @@ describe('fusion', () => {
 });
 
 describe('search scope', () => {
-  it('keeps similar-code, BM25, sibling and unresolved-name searches inside the repository a file is in, unless the root is a project itself', async () => {
+  it('keeps similar-code, BM25, sibling, unresolved-name and ambient searches inside the repository a file is in, unless the root is a project itself', async () => {
     const code = (name: string): string =>
       `export function ${name}(node) {\n  const sql = visitSelectQuery(node);\n  return appendReturning(sql, node);\n}\n`;
     const { dir, cleanup } = await tempDir();
@@ -371,6 +371,7 @@ describe('search scope', () => {
         'two/package.json': '{"name":"two"}',
         'two/src/query-compiler.ts': code('compileTwo'),
         'two/src/visit.ts': 'export function visitSelectQuery(node) {\n  return node;\n}\n',
+        'two/src/globals.d.ts': 'declare const __TWO_VERSION__: string;\n',
         'one/src/postgres-query-compiler.ts': '',
       });
       const text = 'export function compilePostgres(node) {\n  const sql = visitSelectQuery(node);\n  ';
