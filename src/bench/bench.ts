@@ -44,7 +44,12 @@ export interface BenchReport {
   calibration: { profile: string; samples: number; recall: Record<string, number>; ms: number }[];
   /** Median and 95th-percentile milliseconds of each stage of RepoGate's retrieval. */
   stages: Record<string, { p50: number; p95: number }>;
+  /** Snippets packed as the definition of Go's blank identifier `_`, which declares nothing (R26): always 0. */
+  blankDefinitions: number;
 }
+
+/** What a packed definition of `_` would say (definitions.ts names a definition `definition of <name>`). */
+const BLANK_DEFINITION = 'definition of _';
 
 /** The file as the user has it when the task's line is still to be written, and where the cursor is. */
 export function taskDocument(task: Task): { text: string; line: number; character: number } {
@@ -154,6 +159,7 @@ export async function runBench(
         bm25: score(baselines?.bm25.hits ?? 0, cross.length, baselines?.bm25.times ?? []),
       },
       fused: share(repogate.fusedHits),
+      blankDefinitions: repogate.blankDefinitions,
       calibration: calibrations.map((c) => ({
         profile: c.profile.name,
         samples: c.samples,
@@ -229,6 +235,7 @@ async function scoreRepoGate(
 ) {
   let hits = 0;
   let fusedHits = 0;
+  let blankDefinitions = 0;
   const times: number[] = [];
   const stageTimes = new Map<string, number[]>();
   const alone = new Map<RetrieverName, number>(RETRIEVERS.map((r) => [r.name, 0]));
@@ -241,6 +248,7 @@ async function scoreRepoGate(
     const result = retrieve(index, { path: file, text: doc.text, cursor: doc, budget }, profile);
     times.push(performance.now() - started);
     if (isHit(task, result.snippets)) hits++;
+    blankDefinitions += result.snippets.filter((s) => s.why === BLANK_DEFINITION).length;
     const fused = profile === FUSED ? result : retrieve(index, { path: file, text: doc.text, cursor: doc, budget });
     if (isHit(task, fused.snippets)) fusedHits++;
     for (const [stage, ms] of Object.entries(result.timings.stages)) {
@@ -256,7 +264,7 @@ async function scoreRepoGate(
     if (original !== undefined) await index.update(file, original);
     if ((i + 1) % PROGRESS_EVERY === 0) log(`RepoGate ${i + 1}/${cross.length} tasks`);
   }
-  return { hits, fusedHits, times, stageTimes, alone };
+  return { hits, fusedHits, times, stageTimes, alone, blankDefinitions };
 }
 
 /** RepoCoder's Jaccard and BM25 over the same windows, on every task. */

@@ -130,7 +130,9 @@ for (const half of ['tuning', 'checking']) {
     const bestAlone = Math.max(...RETRIEVERS.map((n) => report.perRetriever[n] ?? 0));
     const mark =
       (r.repogate.recall < best ? ` (below ${r.jaccard.recall > r.bm25.recall ? 'Jaccard' : 'BM25'})` : '') +
-      (r.repogate.recall < bestAlone - 0.01 ? ' (below a retriever alone)' : '');
+      (r.repogate.recall < bestAlone - 0.01 ? ' (below a retriever alone)' : '') +
+      // Go's blank identifier declares nothing (R26): a packed "definition of _" is a bug, said where it happens.
+      (report.blankDefinitions ? ` (${report.blankDefinitions} definitions of _)` : '');
     lines.push(
       row([
         `${repo.repo} @ ${repo.commit.slice(0, 10)}`,
