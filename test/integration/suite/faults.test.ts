@@ -407,8 +407,9 @@ describe('RepoGate recovers from faults', function () {
         await waitForLogLine(loaded, answering, `the server model loaded (${engine}, ${format})`);
         const editor = await cutLine(...place);
         await expectGhostText(editor, COMPLETION_MS, `from the server (${format})`);
-        await revert(editor);
+        // Read before the revert: the restored line may be completed too, and that completion would be the last.
         const explained = await explainUntil(new RegExp(`prompts as ${format === 'text' ? 'text' : 'token ids'}`));
+        await revert(editor);
         const score = /P\(<cc>\) from the generator = ([\d.]+)/.exec(explained);
         const completion = /^completion \([^)]*\):\n([\s\S]*)$/m.exec(explained);
         assert.ok(score && completion, `Explain shows no gate reading or completion:\n${explained}`);
