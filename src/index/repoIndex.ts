@@ -96,6 +96,8 @@ export class RepoIndex {
   private layout: ProjectLayout | undefined;
   private ambient: SymbolRef[] | undefined;
   private symbolCount = 0;
+  /** The layout's project directories as a set, for `searchScope`. */
+  private projectDirSet: { dirs: readonly string[]; set: ReadonlySet<string> } | undefined;
   /** In how many files each identifier occurs: how commonly a member is used across the repository. */
   private readonly fileFrequency = new Map<string, number>();
 
@@ -138,11 +140,12 @@ export class RepoIndex {
   searchScope(filePath: string): string {
     const dirs = this.layout?.projectDirs ?? [];
     if (this.currentRoots.multiple || dirs.includes('')) return '';
-    let outermost: string | undefined;
-    for (const dir of dirs) {
-      if (filePath.startsWith(`${dir}/`) && (outermost === undefined || dir.length < outermost.length)) outermost = dir;
+    // A few calls a retrieval, over a monorepo's thousands of projects: each ancestor is looked up, outermost first.
+    if (this.projectDirSet?.dirs !== dirs) this.projectDirSet = { dirs, set: new Set(dirs) };
+    for (let end = filePath.indexOf('/'); end > 0; end = filePath.indexOf('/', end + 1)) {
+      if (this.projectDirSet.set.has(filePath.slice(0, end))) return filePath.slice(0, end + 1);
     }
-    return outermost === undefined ? '' : `${outermost}/`;
+    return '';
   }
 
   /** Re-reads package.json / tsconfig / go.mod layout; call after a full scan or a config file change. */
