@@ -54,6 +54,7 @@ function tarball({ name, version, integrity }) {
   const matches = () => `sha512-${createHash('sha512').update(fs.readFileSync(file)).digest('base64')}` === integrity;
   if (fs.existsSync(file) && matches()) return file;
   if (flag('--skip-fetch')) fail(`${name}@${version}: no tarball at ${file} (--skip-fetch)`);
+  fs.mkdirSync(dirname(file), { recursive: true }); // npm pack does not make its destination
   run('npm', ['pack', `${name}@${version}`, '--pack-destination', dirname(file), '--silent'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
