@@ -192,20 +192,24 @@ async function timeLastKey(editor, text, { timeout }) {
   };
 }
 
+/** The active editor's text once `ready(text)` holds, or its text when `timeout` runs out. */
+async function editorTextWhen(editor, ready, timeout) {
+  const deadline = Date.now() + timeout;
+  let text = await editor.editorText();
+  while (!ready(text) && Date.now() < deadline) {
+    await editor.page.waitForTimeout(100);
+    text = await editor.editorText();
+  }
+  return text;
+}
+
 /**
  * Runs "RepoGate: Explain Last Completion" and returns the text of the document it opens, once its `gate:` and
  * `timings:` lines are there (within `timeout`).
  */
 async function explainLast(editor, { timeout = 15_000 } = {}) {
   await editor.commandPalette('RepoGate: Explain Last Completion');
-  const deadline = Date.now() + timeout;
-  let text = '';
-  while (Date.now() < deadline) {
-    text = await editor.editorText();
-    if (/^gate:/m.test(text) && /^timings:/m.test(text)) break;
-    await editor.page.waitForTimeout(250);
-  }
-  return text;
+  return editorTextWhen(editor, (text) => /^gate:/m.test(text) && /^timings:/m.test(text), timeout);
 }
 
 /** The numbers of an explanation's `prompt:` and `timings:` lines (null where a line is missing). */
@@ -341,11 +345,7 @@ export const checks = [
       await editor.typeText(line);
       // The view lines render the last key a frame or more after its event returns (one CI run read no ';').
       const landed = (text) => text.split('\n').some((l) => l.trim() === line);
-      let text = await editor.editorText();
-      for (const deadline = Date.now() + TYPED_TEXT_WAIT_MS; !landed(text) && Date.now() < deadline;) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        text = await editor.editorText();
-      }
+      const text = await editorTextWhen(editor, landed, TYPED_TEXT_WAIT_MS);
       if (!landed(text)) throw new Error(`typed line not found within ${TYPED_TEXT_WAIT_MS} ms in:\n${text}`);
     },
   },
