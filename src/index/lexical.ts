@@ -30,6 +30,8 @@ const FOLD_MIN = 1 << 16;
 const FOLD_SHARE = 1 / 8;
 /** Elements a growable typed array starts with: doubling from fewer would copy often to save a few KB. */
 const MIN_CAPACITY = 1024;
+/** Search scopes whose chunk membership is kept (`LexicalIndex.membersOf`), least recently queried dropped first. */
+const SCOPES_KEPT = 4;
 /** Numbers a recent posting takes: its chunk, term frequency, and the next recent posting of its list (+1; 0: none). */
 const RECENT = 3;
 /** The first bytes of the persisted form (`writeBinary`), a varint-prefixed string: another format is not read. */
@@ -184,6 +186,11 @@ export class LexicalIndex {
   private scores = new Float64Array(0);
   private matched = new Uint8Array(0);
   private lastTerm = new Uint8Array(0);
+  /**
+   * Per search scope (a chunk id prefix) recently queried, 1 for each chunk number under it: a scoped query skips
+   * the other chunks' postings before scoring them. Kept up to date as chunks are added; dropped when renumbered.
+   */
+  private readonly scopes = new Map<string, Uint8Array>();
   /** One posting list's live chunks and their BM25 term parts, gathered in one pass before the idf is known. */
   private listChunks = new Int32Array(0);
   private listParts = new Float64Array(0);
@@ -194,6 +201,11 @@ export class LexicalIndex {
       const n = this.ids.length;
       this.ids.push(chunk.id);
       this.numbers.set(chunk.id, n);
+      for (const [scope, member] of this.scopes) {
+        const room = n < member.length ? member : grown(member, Math.max(n * 2, MIN_CAPACITY));
+        if (room !== member) this.scopes.set(scope, room);
+        room[n] = chunk.id.startsWith(scope) ? 1 : 0;
+      }
       if (n === this.lengths[0].length) this.lengths = this.lengths.map((l) => grown(l, Math.max(n * 2, MIN_CAPACITY)));
       [codeTerms(chunk.text), codeTerms(chunk.symbols.join(' '))].forEach((terms, field) => {
         const counts = new Map<string, number>();
@@ -226,8 +238,11 @@ export class LexicalIndex {
     if (this.ids.length - this.numbers.size > this.ids.length * COMPACT_SHARE) this.compact();
   }
 
-  /** Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them. */
-  query(text: string, limit: number, filter?: (id: string) => boolean, maxTerms = 20): LexicalHit[] {
+  /**
+   * Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them, among the chunks
+   * whose id starts with `scope` and that `filter` keeps. Term statistics stay the whole index's.
+   */
+  query(text: string, limit: number, filter?: (id: string) => boolean, scope = '', maxTerms = 20): LexicalHit[] {
     if (limit <= 0) return [];
     // BM25 cost grows with every term's posting list; the terms nearest the cursor carry the intent.
     // Whole identifiers only: chunks are indexed with identifier parts too, so `renderPage` still matches
@@ -250,18 +265,19 @@ export class LexicalIndex {
     }
     const { scores, matched } = this;
     const everyLive = live === this.ids.length;
+    const member = scope ? this.membersOf(scope) : undefined;
     // Chunks with a score, in the order they were first matched (ties keep that order).
     const touched: number[] = [];
     terms.forEach((term, t) => {
       const id = this.terms.get(term);
       if (id === undefined) return;
       for (let field = 0; field < FIELDS; field++) {
-        const matching = this.gather(field, id, live, everyLive);
+        const { matching, kept } = this.gather(field, id, live, everyLive, member);
         if (matching < 0) continue;
         const { listChunks, listParts } = this;
         const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
         const boost = FIELD_BOOST[field] * idf;
-        for (let i = 0; i < matching; i++) {
+        for (let i = 0; i < kept; i++) {
           const n = listChunks[i];
           scores[n] += boost * listParts[i];
           if (matched[n] === 0) touched.push(n);
@@ -296,15 +312,22 @@ export class LexicalIndex {
   }
 
   /**
-   * Term `id`'s postings in `field` as parallel lists of live chunk numbers and their BM25 term parts, in
-   * `listChunks` and `listParts`; returns how many, or -1 for a term without postings in the field.
+   * Term `id`'s postings in `field` as parallel lists of live chunk numbers (those `member` marks, when given) and
+   * their BM25 term parts, in `listChunks` and `listParts`: returns how many chunks match (-1 for a term without
+   * postings in the field), which the idf counts, and how many were kept in the lists.
    */
-  private gather(field: number, id: number, live: number, everyLive: boolean): number {
+  private gather(
+    field: number,
+    id: number,
+    live: number,
+    everyLive: boolean,
+    member?: Uint8Array,
+  ): { matching: number; kept: number } {
     const postings = this.fields[field];
     const start = postings.start(id);
     const end = postings.end(id);
     const firstRecent = postings.firstRecent(id);
-    if (start === end && firstRecent === 0) return -1;
+    if (start === end && firstRecent === 0) return { matching: -1, kept: 0 };
     const average = this.totalLength[field] / live;
     const lengths = this.lengths[field];
     const { bytes, recent } = postings;
@@ -316,6 +339,7 @@ export class LexicalIndex {
     // One pass over the list: the live chunks and their parts, counted for the idf as they are met. The varints
     // are read inline: this loop is most of a query's time.
     let matching = 0;
+    let kept = 0;
     for (let at = start, n = 0; at < end;) {
       // Most gaps and nearly every tf take one byte: the loop is entered only past it.
       let gap = bytes[at++];
@@ -330,17 +354,40 @@ export class LexicalIndex {
       }
       n += gap;
       if (!everyLive && this.ids[n] === undefined) continue;
-      listChunks[matching] = n;
-      listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+      matching++;
+      if (member && member[n] === 0) continue;
+      listChunks[kept] = n;
+      listParts[kept++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
     }
     for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) {
       const n = recent[(r - 1) * RECENT];
       if (!everyLive && this.ids[n] === undefined) continue;
+      matching++;
+      if (member && member[n] === 0) continue;
       const tf = recent[(r - 1) * RECENT + 1];
-      listChunks[matching] = n;
-      listParts[matching++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
+      listChunks[kept] = n;
+      listParts[kept++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
     }
-    return matching;
+    return { matching, kept };
+  }
+
+  /**
+   * Which chunk numbers lie under `scope`, made on a scope's first query (one pass over the ids) and kept for the
+   * few scopes last queried: an editor asks from one or two projects at a time.
+   */
+  private membersOf(scope: string): Uint8Array {
+    let member = this.scopes.get(scope);
+    if (member) {
+      this.scopes.delete(scope);
+    } else {
+      member = new Uint8Array(Math.max(this.ids.length, MIN_CAPACITY));
+      this.ids.forEach((id, n) => {
+        if (id?.startsWith(scope)) member![n] = 1;
+      });
+      if (this.scopes.size >= SCOPES_KEPT) this.scopes.delete(this.scopes.keys().next().value!);
+    }
+    this.scopes.set(scope, member);
+    return member;
   }
 
   get size(): number {
@@ -427,6 +474,7 @@ export class LexicalIndex {
 
   /** Renumbers the live chunks densely, drops the removed ones' postings and the terms left without any. */
   private compact(): void {
+    this.scopes.clear();
     const renumber = new Int32Array(this.ids.length).fill(-1);
     const ids: string[] = [];
     this.ids.forEach((id, n) => {
@@ -493,7 +541,7 @@ function countPostings(bytes: Uint8Array): number {
 }
 
 /** `array` copied into a new one of `size` elements (at least its own). */
-function grown<T extends Int32Array | Uint32Array | Float64Array>(array: T, size: number): T {
+function grown<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, size: number): T {
   const next = new (array.constructor as new (size: number) => T)(Math.max(size, array.length));
   next.set(array);
   return next;

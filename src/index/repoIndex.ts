@@ -344,8 +344,9 @@ export class RepoIndex {
     return this.chunkTable.get(id);
   }
 
-  searchChunks(text: string, limit: number, filter?: (id: string) => boolean): LexicalHit[] {
-    return this.lexical.query(text, limit, filter);
+  /** BM25's best chunks for `text` among those under `scope` (a key prefix) that `filter` keeps. */
+  searchChunks(text: string, limit: number, filter?: (id: string) => boolean, scope = ''): LexicalHit[] {
+    return this.lexical.query(text, limit, filter, scope);
   }
 
   /**

@@ -22,9 +22,9 @@ export const lexicalRetriever: Retriever = {
   costMs: 3,
   retrieve({ index, request, query, windowQuery }) {
     const current = `${request.path}#`;
-    const scope = index.searchScope(request.path);
-    const searched = (id: string): boolean => !id.startsWith(current) && id.startsWith(scope);
-    return index.searchChunks(distinctiveTerms(index, query.lexicalText), CANDIDATES, searched).flatMap((hit) => {
+    const searched = (id: string): boolean => !id.startsWith(current);
+    const terms = distinctiveTerms(index, query.lexicalText);
+    return index.searchChunks(terms, CANDIDATES, searched, index.searchScope(request.path)).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
       const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowQuery);

@@ -106,6 +106,37 @@ describe('lexical index (BM25+ over chunks)', () => {
     );
   });
 
+  it('answers a scoped query as the filter on its prefix does, with the whole index counting for idf', () => {
+    const words = ['users', 'db', 'cache', 'page', 'render', 'save'];
+    const corpus = Array.from({ length: 300 }, (_, c) =>
+      chunk(
+        `${['pkg/a/', 'pkg/b/', 'lib/'][Math.floor(c / 10) % 3]}f${c % 17}.ts#${c}`,
+        words.filter((_, i) => (c >> i) & 1).join(' '),
+      ),
+    );
+    const index = new LexicalIndex();
+    index.add(corpus.slice(0, 200));
+    const queries = ['users db', 'cache page render', 'save', 'absent'];
+    const same = (scope: string): void => {
+      for (const q of queries) {
+        const scoped = index.query(q, 10, (id) => !id.endsWith('#7'), scope);
+        const filtered = index.query(q, 10, (id) => id.startsWith(scope) && !id.endsWith('#7'));
+        assert.deepEqual(scoped, filtered, `${q} under ${scope}`);
+      }
+    };
+    same('pkg/a/');
+    same('lib/');
+    // Chunks added, removed past the compaction share and added again after the scopes were first queried.
+    index.add(corpus.slice(200));
+    same('pkg/a/');
+    index.remove(corpus.filter((_, c) => c % 4 !== 0).map((c) => c.id));
+    same('pkg/a/');
+    same('pkg/b/');
+    index.add(corpus.filter((_, c) => c % 4 !== 0));
+    for (const scope of ['pkg/a/', 'pkg/b/', 'lib/', 'pkg/', 'none/']) same(scope);
+    assert.deepEqual(index.query('users', 10, undefined, 'none/'), []);
+  });
+
   it('answers the same whether postings were folded often, once, or persisted', () => {
     // Enough postings (about 200,000) for the recent ones to be folded into the encoded lists more than once.
     const words = Array.from({ length: 600 }, (_, i) => `word${i}`);
