@@ -5,6 +5,7 @@ import { extractFacts, textFacts } from './extract';
 import { languageForPath } from './languages';
 import { LexicalIndex, type LexicalHit } from './lexical';
 import { SourceParser } from './parser';
+import { ScopeStats, type ScopeFigures } from './scopeStats';
 import type { ProjectRoots } from './projects';
 import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
@@ -58,6 +59,9 @@ export interface ExportChange {
  * RepoCoder windows (persisted with the facts), and import resolution. Every mutation is per file; nothing here
  * reads the disk but the project layout and, to show a similar window, the file it lies in (`fileText`).
  */
+/** Search scopes whose statistics are kept (`ScopeStats`): an editor asks from one or two projects at a time. */
+const SCOPES_KEPT = 4;
+
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();
   private readonly symbolTable = new Map<string, SymbolRef[]>();
@@ -100,6 +104,8 @@ export class RepoIndex {
   private projectDirSet: { dirs: readonly string[]; set: ReadonlySet<string> } | undefined;
   /** In how many files each identifier occurs: how commonly a member is used across the repository. */
   private readonly fileFrequency = new Map<string, number>();
+  /** The same, and the file count, of the few search scopes last asked about (`frequency`, `fileCount`). */
+  private readonly scopeStats = new ScopeStats(SCOPES_KEPT);
 
   /** The folders the files lie in; their paths are keys under these roots (roots.ts). */
   private currentRoots: WorkspaceRoots;
@@ -220,11 +226,13 @@ export class RepoIndex {
       if (!symbol.container) appendRef(this.topLevelTable, ref);
     }
     this.symbolCount += record.facts.symbols.length;
-    for (const name of identifiersOf(record)) {
+    const names = identifiersOf(record);
+    for (const name of names) {
       const count = this.fileFrequency.get(name);
       // A new name is a slice of a chunk's text, which it would keep alive.
       this.fileFrequency.set(count === undefined ? ownString(name) : name, (count ?? 0) + 1);
     }
+    this.scopeStats.change(filePath, names, 1);
     // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
     if (!record.data && addToLexical) this.lexical.add(record.facts.chunks);
     const tokens = record.facts.chunks.map((c, i) =>
@@ -290,19 +298,38 @@ export class RepoIndex {
     this.symbolCount -= old.facts.symbols.length;
     for (const chunk of old.facts.chunks) this.chunkTable.delete(chunk.id);
     if (this.texts.release(old.facts.chunks)) this.textsCompactDue = true;
-    for (const name of identifiersOf(old)) {
+    const names = identifiersOf(old);
+    for (const name of names) {
       const count = (this.fileFrequency.get(name) ?? 1) - 1;
       if (count > 0) this.fileFrequency.set(name, count);
       else this.fileFrequency.delete(name);
     }
+    this.scopeStats.change(filePath, names, -1);
     this.lexical.remove(old.facts.chunks.map((c) => c.id));
     this.chunkWindows.remove(old.facts.chunks.map((c) => c.id));
     this.fileWindows.remove([filePath]);
   }
 
-  /** Number of indexed files that use an identifier. */
-  frequency(name: string): number {
-    return this.fileFrequency.get(name) ?? 0;
+  /** Number of indexed files that use an identifier: under `scope` (a `searchScope`), or anywhere. */
+  frequency(name: string, scope = ''): number {
+    return (scope ? this.scopeFigures(scope).frequency : this.fileFrequency).get(name) ?? 0;
+  }
+
+  /** Number of indexed files under `scope` (a `searchScope`), or in all. */
+  fileCount(scope = ''): number {
+    return scope ? this.scopeFigures(scope).files : this.files.size;
+  }
+
+  private scopeFigures(scope: string): ScopeFigures {
+    return this.scopeStats.of(scope, () => {
+      const figures: ScopeFigures = { files: 0, frequency: new Map() };
+      for (const [path, record] of this.files) {
+        if (!path.startsWith(scope)) continue;
+        figures.files++;
+        for (const name of identifiersOf(record)) figures.frequency.set(name, (figures.frequency.get(name) ?? 0) + 1);
+      }
+      return figures;
+    });
   }
 
   /** The indexed files directly in folder `dir` (workspace-relative paths). */

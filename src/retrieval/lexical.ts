@@ -23,8 +23,9 @@ export const lexicalRetriever: Retriever = {
   retrieve({ index, request, query, windowQuery }) {
     const current = `${request.path}#`;
     const searched = (id: string): boolean => !id.startsWith(current);
-    const terms = distinctiveTerms(index, query.lexicalText);
-    return index.searchChunks(terms, CANDIDATES, searched, index.searchScope(request.path)).flatMap((hit) => {
+    const scope = index.searchScope(request.path);
+    const terms = distinctiveTerms(index, query.lexicalText, scope);
+    return index.searchChunks(terms, CANDIDATES, searched, scope).flatMap((hit) => {
       const chunk = index.chunk(hit.id);
       if (!chunk) return [];
       const { similarity: _similarity, ...window } = mostSimilarWindow(index, chunk, windowQuery);
@@ -38,14 +39,15 @@ export const lexicalRetriever: Retriever = {
 };
 
 /**
- * The query's identifiers that are not everywhere in the repository, nearest the cursor first: a word used
- * in most files (`const`, `this`, `props`) barely moves BM25 yet costs the longest posting list.
+ * The query's identifiers that are not everywhere in the repository (the project under `scope`, as R29 scopes the
+ * search), nearest the cursor first: a word used in most files (`const`, `this`, `props`) barely moves BM25 yet
+ * costs the longest posting list.
  */
-export function distinctiveTerms(index: RepoIndex, text: string): string {
-  const limit = Math.max(20, index.stats().files * COMMON_SHARE);
+export function distinctiveTerms(index: RepoIndex, text: string, scope = ''): string {
+  const limit = Math.max(20, index.fileCount(scope) * COMMON_SHARE);
   const kept: string[] = [];
   for (const name of new Set(identifiers(text).reverse())) {
-    if (index.frequency(name) <= limit) kept.push(name);
+    if (index.frequency(name, scope) <= limit) kept.push(name);
     if (kept.length === TERMS) break;
   }
   return kept.join(' ');

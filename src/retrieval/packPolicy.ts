@@ -67,19 +67,20 @@ const SHOWN_FACTOR = 0.1;
  * (`shown`) go last.
  */
 export function memberPriority(
-  { index, query }: RetrievalContext,
+  { index, query, request }: RetrievalContext,
   shownNames: ReadonlySet<string>,
   analogous: ReadonlySet<string>,
 ): (name: string) => number {
   const nearTerms = new Set(codeTerms(query.lexicalText));
   // Members recur across the outlines of one request (and each outline is focused once a pass): rank each once.
   const ranks = new Map<string, number>();
+  const scope = index.searchScope(request.path);
   return (name) => {
     let rank = ranks.get(name);
     if (rank === undefined) {
       const shared = memberWords.memo(name).filter((t) => nearTerms.has(t)).length;
       rank =
-        (Math.log1p(index.frequency(name)) +
+        (Math.log1p(index.frequency(name, scope)) +
           SHARED_WORD_WEIGHT * shared +
           (analogous.has(name) ? ANALOGOUS_BONUS : 0)) *
         (shownNames.has(name) ? SHOWN_FACTOR : 1);

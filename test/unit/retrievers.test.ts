@@ -13,6 +13,7 @@ import {
 } from '../../src/index/windows';
 import type { Chunk } from '../../src/index/types';
 import { fuse } from '../../src/retrieval/fusion';
+import { distinctiveTerms } from '../../src/retrieval/lexical';
 import { formQuery, jaccard, tokenSet } from '../../src/retrieval/query';
 import { rerank } from '../../src/retrieval/rerank';
 import { fuseAndPack, RETRIEVERS, retrievalContext, retrieve } from '../../src/retrieval/retrieve';
@@ -359,6 +360,41 @@ describe('fusion', () => {
 });
 
 describe('search scope', () => {
+  it("chooses BM25's terms by the project's own file counts, kept current as files change", async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      // `renderRow` is in every file of `one` but in few of the workspace's: common there, rare here.
+      const files: Record<string, string> = {
+        'one/package.json': '{"name":"one"}',
+        'two/package.json': '{"name":"two"}',
+      };
+      for (let i = 0; i < 30; i++) files[`one/src/f${i}.ts`] = `export const a${i} = renderRow(cell${i});\n`;
+      for (let i = 0; i < 300; i++) files[`two/src/g${i}.ts`] = `export const b${i} = other${i};\n`;
+      await writeFiles(dir, files);
+      const repo = new RepoIndex(dir);
+      await buildIndex(repo, { root: dir });
+      const scope = repo.searchScope('one/src/f0.ts');
+      assert.strictEqual(scope, 'one/');
+      assert.strictEqual(repo.fileCount(scope), 30, 'its code files');
+      assert.strictEqual(repo.frequency('renderRow', scope), 30);
+      assert.strictEqual(repo.frequency('renderRow'), 30);
+      assert.deepStrictEqual(distinctiveTerms(repo, 'renderRow(cell7)', scope), 'cell7', 'too common in its project');
+      assert.deepStrictEqual(distinctiveTerms(repo, 'renderRow(cell7)'), 'cell7 renderRow', 'rare in the workspace');
+      // Changes after the scope's figures were made: a file added, one edited, one removed.
+      await repo.update('one/src/new.ts', 'export const n = renderRow(fresh);\n');
+      await repo.update('one/src/f1.ts', 'export const a1 = cell1;\n');
+      repo.remove('one/src/f2.ts');
+      assert.strictEqual(repo.fileCount(scope), 30);
+      assert.strictEqual(repo.frequency('renderRow', scope), 29);
+      assert.strictEqual(repo.frequency('fresh', scope), 1);
+      assert.strictEqual(repo.frequency('cell2', scope), 0);
+      assert.strictEqual(repo.frequency('other5', scope), 0, 'a name of the other project');
+      repo.dispose();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('keeps similar-code, BM25, sibling, unresolved-name and ambient searches inside the repository a file is in, unless the root is a project itself', async () => {
     const code = (name: string): string =>
       `export function ${name}(node) {\n  const sql = visitSelectQuery(node);\n  return appendReturning(sql, node);\n}\n`;
