@@ -163,6 +163,13 @@ class FieldPostings {
   }
 }
 
+/** A search scope's chunks: which numbers (1 each), how many are live, and their fields' total lengths. */
+interface ScopeChunks {
+  member: Uint8Array;
+  live: number;
+  totalLength: number[];
+}
+
 /**
  * BM25+ over chunks with the code-aware tokenizer, scored as minisearch 7 scores it (the library this replaced;
  * its per-result objects and full sort were the largest cost of a retrieval): per field the unique-term length,
@@ -187,10 +194,11 @@ export class LexicalIndex {
   private matched = new Uint8Array(0);
   private lastTerm = new Uint8Array(0);
   /**
-   * Per search scope (a chunk id prefix) recently queried, 1 for each chunk number under it: a scoped query skips
-   * the other chunks' postings before scoring them. Kept up to date as chunks are added; dropped when renumbered.
+   * The search scopes (chunk id prefixes) last queried, each with its chunks: a scoped query skips the other chunks'
+   * postings before scoring them, and scores as BM25 over the scope's chunks alone would. Kept up to date as chunks
+   * are added and removed; dropped when the chunks are renumbered.
    */
-  private readonly scopes = new Map<string, Uint8Array>();
+  private readonly scopes = new Map<string, ScopeChunks>();
   /** One posting list's live chunks and their BM25 term parts, gathered in one pass before the idf is known. */
   private listChunks = new Int32Array(0);
   private listParts = new Float64Array(0);
@@ -201,11 +209,6 @@ export class LexicalIndex {
       const n = this.ids.length;
       this.ids.push(chunk.id);
       this.numbers.set(chunk.id, n);
-      for (const [scope, member] of this.scopes) {
-        const room = n < member.length ? member : grown(member, Math.max(n * 2, MIN_CAPACITY));
-        if (room !== member) this.scopes.set(scope, room);
-        room[n] = chunk.id.startsWith(scope) ? 1 : 0;
-      }
       if (n === this.lengths[0].length) this.lengths = this.lengths.map((l) => grown(l, Math.max(n * 2, MIN_CAPACITY)));
       [codeTerms(chunk.text), codeTerms(chunk.symbols.join(' '))].forEach((terms, field) => {
         const counts = new Map<string, number>();
@@ -219,6 +222,12 @@ export class LexicalIndex {
           this.fields[field].push(id, n, tf);
         }
       });
+      for (const [scope, chunks] of this.scopes) {
+        if (n >= chunks.member.length) chunks.member = grown(chunks.member, Math.max(n * 2, MIN_CAPACITY));
+        const under = chunk.id.startsWith(scope);
+        chunks.member[n] = under ? 1 : 0;
+        if (under) this.count(chunks, n, 1);
+      }
     }
     // Both fields at once, on their sum: a field with few postings (the names) would otherwise stay recent.
     const count = (key: 'recentCount' | 'encoded'): number => this.fields.reduce((sum, f) => sum + f[key], 0);
@@ -234,13 +243,18 @@ export class LexicalIndex {
       this.numbers.delete(id);
       this.ids[n] = undefined;
       for (let field = 0; field < FIELDS; field++) this.totalLength[field] -= this.lengths[field][n];
+      for (const chunks of this.scopes.values()) {
+        if (chunks.member[n] === 0) continue;
+        chunks.member[n] = 0;
+        this.count(chunks, n, -1);
+      }
     }
     if (this.ids.length - this.numbers.size > this.ids.length * COMPACT_SHARE) this.compact();
   }
 
   /**
    * Searches with the query's last distinct terms (nearest the cursor), at most `maxTerms` of them, among the chunks
-   * whose id starts with `scope` and that `filter` keeps. Term statistics stay the whole index's.
+   * whose id starts with `scope` and that `filter` keeps, scored as an index of the scope's chunks alone scores them.
    */
   query(text: string, limit: number, filter?: (id: string) => boolean, scope = '', maxTerms = 20): LexicalHit[] {
     if (limit <= 0) return [];
@@ -265,17 +279,21 @@ export class LexicalIndex {
     }
     const { scores, matched } = this;
     const everyLive = live === this.ids.length;
-    const member = scope ? this.membersOf(scope) : undefined;
+    const scoped = scope ? this.chunksUnder(scope) : undefined;
+    if (scoped?.live === 0) return [];
+    // BM25's statistics are the scope's when it has one: the chunk count, the average length, each term's chunks.
+    const all = scoped?.live ?? live;
     // Chunks with a score, in the order they were first matched (ties keep that order).
     const touched: number[] = [];
     terms.forEach((term, t) => {
       const id = this.terms.get(term);
       if (id === undefined) return;
       for (let field = 0; field < FIELDS; field++) {
-        const { matching, kept } = this.gather(field, id, live, everyLive, member);
-        if (matching < 0) continue;
+        const average = (scoped?.totalLength ?? this.totalLength)[field] / all;
+        const kept = this.gather(field, id, average, everyLive, scoped?.member);
+        if (kept <= 0) continue;
         const { listChunks, listParts } = this;
-        const idf = Math.log(1 + (live - matching + 0.5) / (matching + 0.5));
+        const idf = Math.log(1 + (all - kept + 0.5) / (kept + 0.5));
         const boost = FIELD_BOOST[field] * idf;
         for (let i = 0; i < kept; i++) {
           const n = listChunks[i];
@@ -313,22 +331,14 @@ export class LexicalIndex {
 
   /**
    * Term `id`'s postings in `field` as parallel lists of live chunk numbers (those `member` marks, when given) and
-   * their BM25 term parts, in `listChunks` and `listParts`: returns how many chunks match (-1 for a term without
-   * postings in the field), which the idf counts, and how many were kept in the lists.
+   * their BM25 term parts against the `average` length, in `listChunks` and `listParts`; returns how many.
    */
-  private gather(
-    field: number,
-    id: number,
-    live: number,
-    everyLive: boolean,
-    member?: Uint8Array,
-  ): { matching: number; kept: number } {
+  private gather(field: number, id: number, average: number, everyLive: boolean, member?: Uint8Array): number {
     const postings = this.fields[field];
     const start = postings.start(id);
     const end = postings.end(id);
     const firstRecent = postings.firstRecent(id);
-    if (start === end && firstRecent === 0) return { matching: -1, kept: 0 };
-    const average = this.totalLength[field] / live;
+    if (start === end && firstRecent === 0) return 0;
     const lengths = this.lengths[field];
     const { bytes, recent } = postings;
     // Room for the list: an encoded posting takes two bytes at the least.
@@ -338,7 +348,6 @@ export class LexicalIndex {
     const { listChunks, listParts } = this;
     // One pass over the list: the live chunks and their parts, counted for the idf as they are met. The varints
     // are read inline: this loop is most of a query's time.
-    let matching = 0;
     let kept = 0;
     for (let at = start, n = 0; at < end;) {
       // Most gaps and nearly every tf take one byte: the loop is entered only past it.
@@ -353,41 +362,50 @@ export class LexicalIndex {
         for (let shift = 7, byte = 0x80; byte > 0x7f; shift += 7) tf |= ((byte = bytes[at++]) & 0x7f) << shift;
       }
       n += gap;
-      if (!everyLive && this.ids[n] === undefined) continue;
-      matching++;
-      if (member && member[n] === 0) continue;
+      if ((!everyLive && this.ids[n] === undefined) || (member && member[n] === 0)) continue;
       listChunks[kept] = n;
       listParts[kept++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
     }
     for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) {
       const n = recent[(r - 1) * RECENT];
-      if (!everyLive && this.ids[n] === undefined) continue;
-      matching++;
-      if (member && member[n] === 0) continue;
+      if ((!everyLive && this.ids[n] === undefined) || (member && member[n] === 0)) continue;
       const tf = recent[(r - 1) * RECENT + 1];
       listChunks[kept] = n;
       listParts[kept++] = DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[n]) / average));
     }
-    return { matching, kept };
+    return kept;
   }
 
   /**
-   * Which chunk numbers lie under `scope`, made on a scope's first query (one pass over the ids) and kept for the
-   * few scopes last queried: an editor asks from one or two projects at a time.
+   * The live chunks under `scope`, made on a scope's first query (one pass over the ids) and kept for the few scopes
+   * last queried: an editor asks from one or two projects at a time.
    */
-  private membersOf(scope: string): Uint8Array {
-    let member = this.scopes.get(scope);
-    if (member) {
+  private chunksUnder(scope: string): ScopeChunks {
+    let chunks = this.scopes.get(scope);
+    if (chunks) {
       this.scopes.delete(scope);
     } else {
-      member = new Uint8Array(Math.max(this.ids.length, MIN_CAPACITY));
+      const made: ScopeChunks = {
+        member: new Uint8Array(Math.max(this.ids.length, MIN_CAPACITY)),
+        live: 0,
+        totalLength: [0, 0],
+      };
       this.ids.forEach((id, n) => {
-        if (id?.startsWith(scope)) member![n] = 1;
+        if (!id?.startsWith(scope)) return;
+        made.member[n] = 1;
+        this.count(made, n, 1);
       });
+      chunks = made;
       if (this.scopes.size >= SCOPES_KEPT) this.scopes.delete(this.scopes.keys().next().value!);
     }
-    this.scopes.set(scope, member);
-    return member;
+    this.scopes.set(scope, chunks);
+    return chunks;
+  }
+
+  /** Chunk `n` counted in (1) or out of (-1) a scope's statistics. */
+  private count(chunks: ScopeChunks, n: number, sign: 1 | -1): void {
+    chunks.live += sign;
+    for (let field = 0; field < FIELDS; field++) chunks.totalLength[field] += sign * this.lengths[field][n];
   }
 
   get size(): number {

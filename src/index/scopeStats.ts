@@ -12,10 +12,14 @@ export class ScopeStats {
   /** The scopes last asked about, least recent first. */
   private readonly kept = new Map<string, ScopeFigures>();
 
+  /** The scope asked about last: a request asks about one scope many times (a name at a time). */
+  private latest: { scope: string; figures: ScopeFigures } | undefined;
+
   constructor(private readonly limit: number) {}
 
   /** `scope`'s figures; `count` makes them (from every indexed file under it) on its first use. */
   of(scope: string, count: () => ScopeFigures): ScopeFigures {
+    if (this.latest?.scope === scope) return this.latest.figures;
     let figures = this.kept.get(scope);
     if (figures) {
       this.kept.delete(scope);
@@ -24,6 +28,7 @@ export class ScopeStats {
       if (this.kept.size >= this.limit) this.kept.delete(this.kept.keys().next().value!);
     }
     this.kept.set(scope, figures);
+    this.latest = { scope, figures };
     return figures;
   }
 
@@ -38,9 +43,5 @@ export class ScopeStats {
         else figures.frequency.delete(name);
       }
     }
-  }
-
-  clear(): void {
-    this.kept.clear();
   }
 }

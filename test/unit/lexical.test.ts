@@ -106,7 +106,7 @@ describe('lexical index (BM25+ over chunks)', () => {
     );
   });
 
-  it('answers a scoped query as the filter on its prefix does, with the whole index counting for idf', () => {
+  it('answers a scoped query as an index of the chunks under the scope alone does', () => {
     const words = ['users', 'db', 'cache', 'page', 'render', 'save'];
     const corpus = Array.from({ length: 300 }, (_, c) =>
       chunk(
@@ -115,25 +115,39 @@ describe('lexical index (BM25+ over chunks)', () => {
       ),
     );
     const index = new LexicalIndex();
-    index.add(corpus.slice(0, 200));
+    const scopes = ['pkg/a/', 'pkg/b/', 'lib/', 'pkg/', 'none/'];
+    // The same additions and removals, of each scope's chunks only.
+    const alone = new Map(scopes.map((scope) => [scope, new LexicalIndex()]));
+    const add = (chunks: Chunk[]): void => {
+      index.add(chunks);
+      for (const [scope, own] of alone) own.add(chunks.filter((c) => c.id.startsWith(scope)));
+    };
+    const remove = (chunks: Chunk[]): void => {
+      index.remove(chunks.map((c) => c.id));
+      for (const own of alone.values()) own.remove(chunks.map((c) => c.id));
+    };
     const queries = ['users db', 'cache page render', 'save', 'absent'];
     const same = (scope: string): void => {
       for (const q of queries) {
-        const scoped = index.query(q, 10, (id) => !id.endsWith('#7'), scope);
-        const filtered = index.query(q, 10, (id) => id.startsWith(scope) && !id.endsWith('#7'));
-        assert.deepEqual(scoped, filtered, `${q} under ${scope}`);
+        const filter = (id: string): boolean => !id.endsWith('#7');
+        assert.deepEqual(index.query(q, 10, filter, scope), alone.get(scope)!.query(q, 10, filter), `${q} in ${scope}`);
       }
     };
+    add(corpus.slice(0, 200));
+    same('pkg/a/');
+    same('lib/');
+    // A few removed, too few to renumber: the kept scopes count them out.
+    remove(corpus.slice(0, 30).filter((_, c) => c % 3 === 0));
     same('pkg/a/');
     same('lib/');
     // Chunks added, removed past the compaction share and added again after the scopes were first queried.
-    index.add(corpus.slice(200));
+    add(corpus.slice(200));
     same('pkg/a/');
-    index.remove(corpus.filter((_, c) => c % 4 !== 0).map((c) => c.id));
+    remove(corpus.filter((_, c) => c % 4 !== 0));
     same('pkg/a/');
     same('pkg/b/');
-    index.add(corpus.filter((_, c) => c % 4 !== 0));
-    for (const scope of ['pkg/a/', 'pkg/b/', 'lib/', 'pkg/', 'none/']) same(scope);
+    add(corpus.filter((_, c) => c % 4 !== 0));
+    for (const scope of scopes) same(scope);
     assert.deepEqual(index.query('users', 10, undefined, 'none/'), []);
   });
 
