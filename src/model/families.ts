@@ -11,7 +11,7 @@
  * (Code Llama, Codestral), tokenizing the suffix without that space, as their reference code does
  * (encode_infilling / _encode_infilling).
  */
-import type { Snippet } from '../retrieval/types';
+import { shownPath, type Snippet } from '../retrieval/types';
 import { renderCommentBlocks } from '../retrieval/verbalize';
 import { FIM_MARKERS, type FimMarkers } from './fimMarkers';
 
@@ -339,7 +339,7 @@ function repoPrompt(
   // The repository name is the stable head of the prompt; files follow worst first so the best is nearest the code.
   if (input.repoName) pieces.push(special('repoName'), { text: input.repoName + layout.afterRepoName });
   for (const s of [...snippets].reverse())
-    pieces.push(special('fileSep'), { text: `${s.path}\n${s.text}${layout.afterFile}` });
+    pieces.push(special('fileSep'), { text: `${shownPath(s)}\n${s.text}${layout.afterFile}` });
   const header = `${input.path}\n`;
   pieces.push(special('fileSep'));
   if (layout.pathInPrefix) pieces.push(...fim(f, header + input.left, input.right));

@@ -1,11 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { languageForPath, lineCommentFor } from '../index/languages';
 import { everyIdentifier, identifiers } from '../index/tokenize';
-import type { Snippet } from './types';
+import { shownPath, type Snippet } from './types';
 
 /** Characters a snippet costs beyond its text: the path line that introduces it in a prompt. */
-export function snippetCost(snippet: Pick<Snippet, 'path' | 'text'>): number {
-  return snippet.path.length + 1 + snippet.text.length + 1;
+export function snippetCost(snippet: Pick<Snippet, 'path' | 'shownPath' | 'text'>): number {
+  return shownPath(snippet).length + 1 + snippet.text.length + 1;
 }
 
 const BOUNDARY = /[;{}),\]]\s*$|^\s*$/;
@@ -237,7 +237,7 @@ export function packSnippets(
         : original.retriever === 'definition'
           ? definitionChars
           : Infinity;
-    const room = Math.min(left, cap, limit) - original.path.length - 2;
+    const room = Math.min(left, cap, limit) - shownPath(original).length - 2;
     if (room < MIN_ROOM) return false;
     const { candidate, flat } = prepare(original);
     const overlaps = packed.some(

@@ -94,6 +94,9 @@ export function fuseAndPack(
   budget: number,
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { ranked, strongBy } = rerank(fuse(results), context.query, context.request.path);
+  // Where the search kept to one project of several side by side, the prompt shows paths within it (decisions R29).
+  const scope = context.index.searchScope(context.request.path);
+  if (scope) for (const s of ranked) if (s.path.startsWith(scope)) s.shownPath = s.path.slice(scope.length);
   const { ordered, strong } = strongFirst(ranked, strongBy);
   const known = shown(context);
   return packSnippets(ordered, budget, memberPriority(context, known, analogousNames(results)), {

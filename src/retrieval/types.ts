@@ -14,7 +14,15 @@ export interface Snippet {
   score: number;
   /** For a type outline written one member a line: the members, in line order after the header. */
   members?: string[];
+  /**
+   * The path the prompt shows, when not `path`: relative to the project the search kept to (decisions R29), where
+   * repositories lie side by side in one folder. The prompt's path lines cost budget, as they would alone.
+   */
+  shownPath?: string;
 }
+
+/** The path a prompt shows for a snippet. */
+export const shownPath = (snippet: Pick<Snippet, 'path' | 'shownPath'>): string => snippet.shownPath ?? snippet.path;
 
 // A request's cursor; the engine and retrieval share the type, defined below both.
 export type { Cursor } from '../index/cursor';

@@ -1,5 +1,5 @@
 import { lineCommentFor } from '../index/languages';
-import type { Snippet } from './types';
+import { shownPath, type Snippet } from './types';
 
 /** Renders packed snippets into the text of a prompt; one per prompt format, chosen by the model family. */
 export type ContextRenderer = (snippets: Snippet[], currentPath: string) => string;
@@ -18,7 +18,7 @@ export const renderCommentBlocks: ContextRenderer = (snippets, currentPath) => {
   for (const snippet of [...snippets].reverse()) {
     lines.push(`${comment} --------------------------------------------------`);
     lines.push(`${comment} the below code fragment can be found in:`);
-    lines.push(`${comment} ${snippet.path}`);
+    lines.push(`${comment} ${shownPath(snippet)}`);
     lines.push(`${comment} --------------------------------------------------`);
     for (const line of snippet.text.split('\n')) lines.push(`${comment} ${line}`);
   }

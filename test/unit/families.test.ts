@@ -173,6 +173,18 @@ describe('model families', () => {
     assert.equal(renderCommentBlocks([BEST, NEXT], 'src/app.ts'), CC);
   });
 
+  it("shows a snippet's path within its project where the search kept to one, in comment blocks and pseudo-files", () => {
+    const within = { ...BEST, path: 'repos/shop/src/cart.ts', shownPath: 'src/cart.ts' };
+    assert.equal(renderCommentBlocks([within, NEXT], 'src/app.ts'), CC);
+    for (const f of FAMILIES) {
+      const text = (context: Snippet[]): string =>
+        renderPrompt(resolved(f.id), { ...PLAIN, context })
+          .map((p) => ('text' in p ? p.text : ''))
+          .join('');
+      assert.equal(text([within, NEXT]), text([BEST, NEXT]), f.id);
+    }
+  });
+
   for (const [id, c] of Object.entries(CASES)) {
     describe(id, () => {
       it('is detected from its vocabulary with the real token ids', () => {

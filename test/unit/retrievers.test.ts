@@ -411,20 +411,29 @@ describe('search scope', () => {
         'one/src/postgres-query-compiler.ts': '',
       });
       const text = 'export function compilePostgres(node) {\n  const sql = visitSelectQuery(node);\n  ';
+      let shown: (string | undefined)[] = [];
       const paths = async (): Promise<string[]> => {
         const repo = new RepoIndex(dir);
         await buildIndex(repo, { root: dir });
         const request = { path: 'one/src/postgres-query-compiler.ts', text, cursor: { line: 2, character: 2 } };
-        const found = [...new Set(retrieve(repo, request).snippets.map((s) => s.path))].sort();
+        const snippets = retrieve(repo, request).snippets;
+        shown = snippets.map((s) => s.shownPath);
+        const found = [...new Set(snippets.map((s) => s.path))].sort();
         repo.dispose();
         return found;
       };
       assert.deepStrictEqual(await paths(), ['one/src/query-compiler.ts']);
+      // The prompt shows (and the budget counts) paths within the project, as with the project alone.
+      assert.ok(shown.length > 0 && shown.every((p) => p === 'src/query-compiler.ts'), shown.join(', '));
       // One repository of two packages: the whole of it is searched.
       await writeFiles(dir, { 'package.json': '{"name":"monorepo","workspaces":["one","two"]}' });
       const whole = await paths();
       assert.ok(whole.includes('two/src/query-compiler.ts'), whole.join(', '));
       assert.ok(whole.includes('two/src/visit.ts'), whole.join(', '));
+      assert.ok(
+        shown.every((p) => p === undefined),
+        'one repository: paths as they are',
+      );
     } finally {
       await cleanup();
     }
