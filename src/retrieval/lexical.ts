@@ -20,10 +20,9 @@ const TERMS = 10;
 export const lexicalRetriever: Retriever = {
   name: 'lexical',
   costMs: 3,
-  retrieve({ index, request, query, windowQuery }) {
+  retrieve({ index, request, query, windowQuery, scope }) {
     const current = `${request.path}#`;
     const searched = (id: string): boolean => !id.startsWith(current);
-    const scope = index.searchScope(request.path);
     const terms = distinctiveTerms(index, query.lexicalText, scope);
     return index.searchChunks(terms, CANDIDATES, searched, scope).flatMap((hit) => {
       const chunk = index.chunk(hit.id);

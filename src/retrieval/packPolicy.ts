@@ -67,14 +67,13 @@ const SHOWN_FACTOR = 0.1;
  * (`shown`) go last.
  */
 export function memberPriority(
-  { index, query, request }: RetrievalContext,
+  { index, query, scope }: RetrievalContext,
   shownNames: ReadonlySet<string>,
   analogous: ReadonlySet<string>,
 ): (name: string) => number {
   const nearTerms = new Set(codeTerms(query.lexicalText));
   // Members recur across the outlines of one request (and each outline is focused once a pass): rank each once.
   const ranks = new Map<string, number>();
-  const scope = index.searchScope(request.path);
   return (name) => {
     let rank = ranks.get(name);
     if (rank === undefined) {

@@ -46,6 +46,7 @@ export function retrievalContext(index: RepoIndex, request: RetrievalRequest): R
     facts,
     offset: offsetOf(request.text, request.cursor),
     windowQuery: index.windowQuery(tokenSet(query.windowText)),
+    scope: index.searchScope(request.path),
   };
 }
 
@@ -95,7 +96,7 @@ export function fuseAndPack(
 ): { packed: Snippet[]; dropped: Snippet[] } {
   const { ranked, strongBy } = rerank(fuse(results), context.query, context.request.path);
   // Where the search kept to one project of several side by side, the prompt shows paths within it (decisions R29).
-  const scope = context.index.searchScope(context.request.path);
+  const { scope } = context;
   if (scope) for (const s of ranked) if (s.path.startsWith(scope)) s.shownPath = s.path.slice(scope.length);
   const { ordered, strong } = strongFirst(ranked, strongBy);
   const known = shown(context);

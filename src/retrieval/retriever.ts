@@ -17,6 +17,8 @@ export interface RetrievalContext {
    * it, prepared once for every window it is compared with.
    */
   windowQuery: WindowQuery;
+  /** The key prefix the searches keep to (`RepoIndex.searchScope` of the request's file), worked out once. */
+  scope: string;
 }
 
 /** One candidate of one retriever. */

@@ -17,10 +17,10 @@ const CANDIDATES = 4;
 export const siblingRetriever: Retriever = {
   name: 'sibling',
   costMs: 2,
-  retrieve({ index, request, windowQuery }) {
+  retrieve({ index, request, windowQuery, scope }) {
     // Score every window first and present only the kept ones: most chunks of 16 files are never shown.
     const scored: { chunk: Chunk; start: number; score: number }[] = [];
-    for (const filePath of siblingFiles(index, request.path)) {
+    for (const filePath of siblingFiles(index, request.path, scope)) {
       for (const chunk of index.facts(filePath)?.chunks ?? []) {
         if (chunk.kind === 'outline') continue;
         const { start, score } = bestWindow(index, chunk, windowQuery);
@@ -41,7 +41,7 @@ export const siblingRetriever: Retriever = {
 /** The words of a file name: `MySqlSchemaHelper` → My, Sql, Schema, Helper. */
 const nameWords = (name: string): string[] => name.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+/g) ?? [name];
 
-function siblingFiles(index: RepoIndex, currentPath: string): string[] {
+function siblingFiles(index: RepoIndex, currentPath: string, scope: string): string[] {
   const slash = currentPath.lastIndexOf('/');
   const dir = currentPath.slice(0, slash + 1);
   const base = baseName(currentPath).replace(/\.[^.]*$/, '');
@@ -55,7 +55,6 @@ function siblingFiles(index: RepoIndex, currentPath: string): string[] {
   const ending = !suffix ? [] : separated ? names.byParts.get(suffix) : names.byLastWord.get(words[words.length - 1]);
   const candidates = [...(names.byDir.get(dir) ?? []), ...(ending ?? [])].sort((a, b) => a - b);
   const siblings: string[] = [];
-  const scope = index.searchScope(currentPath);
   let previous = -1;
   for (const at of candidates) {
     if (at === previous) continue;

@@ -26,10 +26,9 @@ const MIN_FOLLOWING_LINES = 5;
 export const similarRetriever: Retriever = {
   name: 'similar',
   costMs: 2,
-  retrieve({ index, request, windowQuery }) {
+  retrieve({ index, request, windowQuery, scope }) {
     const hits: Hit[] = [];
     const taken = new Map<string, LineRange[]>();
-    const scope = index.searchScope(request.path);
     const skip = (filePath: string): boolean => filePath === request.path || !filePath.startsWith(scope);
     for (const found of index.similarWindows(windowQuery, SEARCHED, skip)) {
       const text = index.fileText(found.owner);
