@@ -1,6 +1,7 @@
 /**
  * The pure parts of `npm run bench:scale` (tools/bench/scale.mjs, an ES module, so run in a Node process of its own):
- * sizes are nested prefixes of one file order, and the SVG has a point per size and the targets.
+ * sizes are nested prefixes of one file order, recall is probed for the repositories a size holds whole and
+ * counted against their recall alone, and the SVG has a point per size and the targets.
  */
 import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
@@ -10,7 +11,7 @@ import * as path from 'path';
 const SCRIPT = path.resolve(__dirname, '../../../tools/bench/scale.mjs');
 
 function runWith(code: string): { status: number | null; stdout: string; stderr: string } {
-  const module = `const { prefix, svgPlot } = await import(${JSON.stringify(`file://${SCRIPT}`)});\n${code}`;
+  const module = `const { prefix, recallSummary, svgPlot, wholeInPlan } = await import(${JSON.stringify(`file://${SCRIPT}`)});\n${code}`;
   return spawnSync(process.execPath, ['--input-type=module', '-e', module], { encoding: 'utf8' });
 }
 
@@ -54,6 +55,26 @@ describe('bench:scale', () => {
     const run = runWith(`prefix(${ORDER}, 6);`);
     assert.equal(run.status, 2);
     assert.match(run.stderr, /the inputs hold 5 indexed files, fewer than 6/);
+  });
+
+  it('probes the recall of the repositories a size takes whole, not of one it cuts', () => {
+    const tasks = `[{ name: 'a' }, { name: 'b' }]`;
+    const run = runWith(
+      `console.log(JSON.stringify([4, 5].map((n) => wholeInPlan(prefix(${ORDER}, n), ${tasks}).map((t) => t.name))));`,
+    );
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), [['a'], ['a', 'b']]);
+  });
+
+  it('counts the repositories within 0.02 of their recall alone and names the one that falls furthest', () => {
+    const figures = `{ a: { warm: { recall: { a: { recall: 0.8 } } } }, b: { warm: { recall: { b: { recall: 0.6 } } } },
+      c: { warm: { recall: { c: { recall: 0.5 } } } } }`;
+    const run = runWith(
+      `console.log(recallSummary({ a: { recall: 0.78 }, b: { recall: 0.55 }, c: { recall: 0.51 } }, ${figures}));` +
+        `console.log(recallSummary({}, ${figures}));`,
+    );
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, '2 of 3 (worst b -0.05)\n-\n');
   });
 
   it('plots a point per size in each panel, and the targets', () => {
