@@ -1,6 +1,7 @@
 import { ownString } from './ownStrings';
 import { codeTerms, identifiers } from './tokenize';
 import type { Chunk } from './types';
+import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
 import { ByteWriter, VarintReader } from './varint';
 
 export interface LexicalHit {
@@ -22,17 +23,11 @@ const COMPACT_SHARE = 0.5;
  * edit adds a few hundred, and a fold copies every list.
  */
 const FOLD_MIN = 1 << 16;
-/**
- * ... and once they are this share of the encoded ones: a recent posting takes 12 bytes against about 2.5 encoded,
- * so they stay a small part of the index, while a fold still follows 1/8 as many appends as the postings it copies
- * (each posting copied about 9 times in all: an append stays amortized O(1)).
- */
-const FOLD_SHARE = 1 / 8;
 /** Elements a growable typed array starts with: doubling from fewer would copy often to save a few KB. */
 const MIN_CAPACITY = 1024;
 /** Search scopes whose chunk membership is kept (`LexicalIndex.membersOf`), least recently queried dropped first. */
 const SCOPES_KEPT = 4;
-/** Numbers a recent posting takes: its chunk, term frequency, and the next recent posting of its list (+1; 0: none). */
+/** Numbers a recent posting takes in its chain (`FieldPostings.recent`): its chunk, term frequency, and the link. */
 const RECENT = 3;
 /** The first bytes of the persisted form (`writeBinary`), a varint-prefixed string: another format is not read. */
 const FORMAT = 'repogate-bm25-2';
@@ -51,35 +46,21 @@ class FieldPostings {
   encoded = 0;
   offsets: Uint32Array = new Uint32Array(1);
   bytes: Uint8Array = new Uint8Array(0);
-  /** `chunk, tf, next` for each recent posting, `next` the index + 1 of the list's next one. */
-  recent = new Int32Array(0);
-  recentCount = 0;
-  /** Per term id, the index + 1 of its first and last recent posting (0: none); empty when there are none. */
-  private head = new Int32Array(0);
-  private tail = new Int32Array(0);
+  /** Postings added since the last fold: `chunk, tf` each (`RECENT` numbers with the chain's link). */
+  readonly recent = new PostingChains(2);
 
   /** Appends a posting to `term`'s list; `chunk` is above every chunk in it. */
   push(term: number, chunk: number, tf: number): void {
-    if (term >= this.head.length) {
-      const size = Math.max(term + 1, this.head.length * 2, MIN_CAPACITY);
-      this.head = grown(this.head, size);
-      this.tail = grown(this.tail, size);
-    }
-    const at = this.recentCount * RECENT;
-    if (at === this.recent.length) this.recent = grown(this.recent, Math.max(at * 2, MIN_CAPACITY * RECENT));
-    this.recent[at] = chunk;
-    this.recent[at + 1] = tf;
-    this.recent[at + 2] = 0;
-    const index = ++this.recentCount;
-    const last = this.tail[term];
-    if (last) this.recent[(last - 1) * RECENT + 2] = index;
-    else this.head[term] = index;
-    this.tail[term] = index;
+    this.recent.push(term, chunk, tf);
   }
 
   /** The index + 1 of `term`'s first recent posting (0: none). */
   firstRecent(term: number): number {
-    return term < this.head.length ? this.head[term] : 0;
+    return this.recent.first(term);
+  }
+
+  get recentCount(): number {
+    return this.recent.count;
   }
 
   /** Where `term`'s encoded list starts and ends in `bytes`. */
@@ -96,44 +77,14 @@ class FieldPostings {
     return this.offsets[this.offsets.length - 1];
   }
 
-  /**
-   * Appends every list's recent postings to its encoded ones and empties `recent`. The bytes of lists without recent
-   * postings are copied in runs, and only a list with some is read (for its last chunk, the base of the next gap).
-   */
+  /** Appends every list's recent postings to its encoded ones (`appendChains`) and empties `recent`. */
   fold(terms: number): void {
-    if (this.recentCount === 0) return;
-    const { offsets: old, bytes } = this;
-    const oldTerms = old.length - 1;
-    const offsets = new Uint32Array(terms + 1);
-    const writer = new ByteWriter(bytes.length + this.recentCount * 3);
-    // Bytes of `bytes` copied so far, and how far later lists have moved.
-    let copied = 0;
-    let shift = 0;
-    for (let term = 0; term < terms; term++) {
-      const start = term < oldTerms ? old[term] : bytes.length;
-      offsets[term] = start + shift;
-      let r = this.firstRecent(term);
-      if (r === 0) continue;
-      const end = term < oldTerms ? old[term + 1] : bytes.length;
-      writer.append(bytes.subarray(copied, end));
-      copied = end;
-      let last = 0;
-      for (const reader = new VarintReader(bytes, start); reader.at < end; reader.next()) last += reader.next();
-      const before = writer.length;
-      for (; r !== 0; r = this.recent[(r - 1) * RECENT + 2]) {
-        const chunk = this.recent[(r - 1) * RECENT];
-        writer.varint(chunk - last);
-        writer.varint(this.recent[(r - 1) * RECENT + 1]);
-        last = chunk;
-      }
-      shift += writer.length - before;
-    }
-    writer.append(bytes.subarray(copied));
-    offsets[terms] = writer.length;
+    if (this.recent.count === 0) return;
+    const { offsets, bytes } = appendChains(this.offsets, this.bytes, this.recent, terms);
     this.offsets = offsets;
-    this.bytes = writer.length === writer.bytes.length ? writer.bytes : writer.finish();
-    this.encoded += this.recentCount;
-    this.clearRecent();
+    this.bytes = bytes;
+    this.encoded += this.recent.count;
+    this.recent.clear();
   }
 
   /** Every posting of `term`'s list, encoded then recent: chunks ascending. */
@@ -143,8 +94,8 @@ class FieldPostings {
       chunk += reader.next();
       visit(chunk, reader.next());
     }
-    for (let r = this.firstRecent(term); r !== 0; r = this.recent[(r - 1) * RECENT + 2])
-      visit(this.recent[(r - 1) * RECENT], this.recent[(r - 1) * RECENT + 1]);
+    for (let r = this.firstRecent(term); r !== 0; r = this.recent.next(r))
+      visit(this.recent.value(r), this.recent.value(r, 1));
   }
 
   /** Takes encoded lists built elsewhere (a compaction, a load), with no recent postings. */
@@ -152,14 +103,7 @@ class FieldPostings {
     this.offsets = offsets;
     this.bytes = bytes;
     this.encoded = encoded;
-    this.clearRecent();
-  }
-
-  private clearRecent(): void {
-    this.recent = new Int32Array(0);
-    this.recentCount = 0;
-    this.head = new Int32Array(0);
-    this.tail = new Int32Array(0);
+    this.recent.clear();
   }
 }
 
@@ -340,7 +284,8 @@ export class LexicalIndex {
     const firstRecent = postings.firstRecent(id);
     if (start === end && firstRecent === 0) return 0;
     const lengths = this.lengths[field];
-    const { bytes, recent } = postings;
+    const { bytes } = postings;
+    const recent = postings.recent.data;
     // Room for the list: an encoded posting takes two bytes at the least.
     let bound = (end - start) >> 1;
     for (let r = firstRecent; r !== 0; r = recent[(r - 1) * RECENT + 2]) bound++;
@@ -556,13 +501,6 @@ function countPostings(bytes: Uint8Array): number {
   let numbers = 0;
   for (let i = 0; i < bytes.length; i++) if (bytes[i] < 0x80) numbers++;
   return numbers / 2;
-}
-
-/** `array` copied into a new one of `size` elements (at least its own). */
-function grown<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, size: number): T {
-  const next = new (array.constructor as new (size: number) => T)(Math.max(size, array.length));
-  next.set(array);
-  return next;
 }
 
 function byScore(a: LexicalHit, b: LexicalHit): number {

@@ -1,5 +1,6 @@
 import { ownString } from './ownStrings';
-import { ByteWriter, VarintReader } from './varint';
+import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
+import { ByteWriter, GROWTH, VarintReader } from './varint';
 
 /**
  * Token interning shared by the window stores of one index, so that one query's ids serve all of them. Tokens are
@@ -96,6 +97,12 @@ const MAX_VISITS = 20000;
 const MAX_SCORED = 400;
 /** Postings added since the last fold before they are folded into the encoded lists, at the least. */
 const FOLD_MIN = 1 << 16;
+/**
+ * An owner's slots are consecutive (added together, renumbered in order), held as one number: the first slot times
+ * this, plus how many. An owner is at most a 1 MiB file, 100,000 windows at a stride of 10 lines; slots stay below
+ * 2^32 (their offsets are `Uint32Array`s), so the number stays exact (below 2^53).
+ */
+const SPAN = 2 ** 21;
 
 export interface WindowIndexOptions<T> {
   /**
@@ -117,8 +124,8 @@ export interface WindowIndexOptions<T> {
  *
  * Memory is what bounds a monorepo's index (issue 41), so nothing is an object a window or a token: a window's
  * sorted token ids are varint gaps in one byte pool; a token's postings (slots, ascending) are varint gaps in one
- * byte array at the token's offset, and the postings added since are held apart in short lists until they
- * outnumber the encoded ones, when both are folded into new encoded lists (each posting is re-encoded O(1) times).
+ * byte array at the token's offset, and the postings added since are chained apart (`PostingChains`) until they
+ * are an eighth of the encoded ones, when both are folded into new encoded lists (`FOLD_SHARE`).
  */
 export class WindowIndex<T> {
   /** Every slot's sorted token ids as varint gaps, one slot after another. */
@@ -133,15 +140,15 @@ export class WindowIndex<T> {
   private slotLive = new Uint8Array(1 << 12);
   /** Per slot: its owner, or undefined once removed. */
   private slotOwner: (T | undefined)[] = [];
-  private readonly keySlots = new Map<string, number[]>();
+  /** Per key, its slots as one number (`SPAN`): no array an owner. */
+  private readonly keySlots = new Map<string, number>();
   private live = 0;
   /** Encoded postings: token id's slots as varint gaps in `postingBytes` from `postingOffset[id]` to `[id + 1]`. */
-  private postingOffset = new Uint32Array(1);
+  private postingOffset: Uint32Array = new Uint32Array(1);
   private postingBytes: Uint8Array = new Uint8Array(0);
   private encodedPostings = 0;
-  /** Postings added since the last fold, per token id: slots above every encoded one, ascending. */
-  private recent = new Map<number, number[]>();
-  private recentPostings = 0;
+  /** Postings added since the last fold, chained per token id: slots above every encoded one, ascending. */
+  private readonly recent = new PostingChains(1);
   /** Live windows per token id (postings may still hold dead slots): what decides which tokens propose. */
   private liveCount = new Int32Array(1 << 12);
   private counts = new Uint16Array(0);
@@ -167,30 +174,30 @@ export class WindowIndex<T> {
   /** Adds an owner's windows under `key` (nothing when the key is held already); windows without tokens are left out. */
   add(key: string, owner: T, windows: Iterable<StoredWindow>): void {
     if (this.keySlots.has(key)) return;
-    const slots: number[] = [];
+    const first = this.slotOwner.length;
     for (const { start, ids } of windows) {
       if (ids.length === 0) continue;
       const slot = this.addSlot(owner, start, ids);
       if (this.options.search) {
-        if (this.liveCount.length < this.vocabulary.size) this.liveCount = grown(this.liveCount, this.vocabulary.size);
+        if (this.liveCount.length < this.vocabulary.size)
+          this.liveCount = grown(this.liveCount, Math.ceil(this.vocabulary.size * GROWTH));
         for (const id of ids) {
-          this.post(id, slot);
+          this.recent.push(id, slot);
           this.liveCount[id]++;
         }
       }
-      slots.push(slot);
       this.live++;
     }
-    this.keySlots.set(key, slots);
-    if (this.recentPostings > Math.max(this.foldAfter, this.encodedPostings)) this.fold();
+    this.keySlots.set(key, first * SPAN + (this.slotOwner.length - first));
+    if (this.recent.count > Math.max(this.foldAfter, this.encodedPostings * FOLD_SHARE)) this.fold();
   }
 
   remove(keys: Iterable<string>): void {
     for (const key of keys) {
-      const slots = this.keySlots.get(key);
-      if (!slots) continue;
+      const span = this.keySlots.get(key);
+      if (span === undefined) continue;
       this.keySlots.delete(key);
-      for (const slot of slots) {
+      for (const slot of slotsOf(span)) {
         if (this.options.search) for (const id of this.slotIds(slot)) this.liveCount[id]--;
         this.slotOwner[slot] = undefined;
         this.slotLive[slot] = 0;
@@ -202,7 +209,10 @@ export class WindowIndex<T> {
 
   /** The windows held under `key`, in order. */
   windows(key: string): StoredWindow[] {
-    return (this.keySlots.get(key) ?? []).map((slot) => ({ start: this.slotStart[slot], ids: this.slotIds(slot) }));
+    const span = this.keySlots.get(key);
+    return span === undefined
+      ? []
+      : slotsOf(span).map((slot) => ({ start: this.slotStart[slot], ids: this.slotIds(slot) }));
   }
 
   /**
@@ -235,7 +245,7 @@ export class WindowIndex<T> {
         const end = this.postingOffset[id + 1];
         for (let slot = 0; reader.at < end;) visit((slot += reader.next()));
       }
-      for (const slot of this.recent.get(id) ?? []) visit(slot);
+      for (let r = this.recent.first(id); r !== 0; r = this.recent.next(r)) visit(this.recent.value(r));
     }
     const candidates = mostShared(touched, counts, MAX_SCORED);
     for (const slot of touched) counts[slot] = 0;
@@ -254,8 +264,10 @@ export class WindowIndex<T> {
    * token), from the stored ids: no text is tokenized. Undefined unless `owner` is the object held under `key`.
    */
   best(key: string, owner: T, query: WindowQuery): { start: number; score: number } | undefined {
-    const slots = this.keySlots.get(key);
-    if (!slots || (slots.length > 0 && this.slotOwner[slots[0]] !== owner)) return undefined;
+    const span = this.keySlots.get(key);
+    if (span === undefined) return undefined;
+    const slots = slotsOf(span);
+    if (slots.length > 0 && this.slotOwner[slots[0]] !== owner) return undefined;
     let best = { start: 0, score: 0 };
     if (query.size === 0) return best;
     for (const slot of slots) {
@@ -278,10 +290,11 @@ export class WindowIndex<T> {
   private addSlot(owner: T, start: number, ids: Int32Array): number {
     const slot = this.slotOwner.length;
     if (slot === this.slotOffset.length) {
-      this.slotOffset = grown(this.slotOffset, slot + 1);
-      this.slotLength = grown(this.slotLength, slot + 1);
-      this.slotStart = grown(this.slotStart, slot + 1);
-      this.slotLive = grown(this.slotLive, slot + 1);
+      const size = Math.ceil((slot + 1) * GROWTH);
+      this.slotOffset = grown(this.slotOffset, size);
+      this.slotLength = grown(this.slotLength, size);
+      this.slotStart = grown(this.slotStart, size);
+      this.slotLive = grown(this.slotLive, size);
     }
     this.slotOffset[slot] = this.pool.length;
     this.slotLength[slot] = ids.length;
@@ -296,38 +309,14 @@ export class WindowIndex<T> {
     return slot;
   }
 
-  private post(id: number, slot: number): void {
-    const list = this.recent.get(id);
-    if (list) list.push(slot);
-    else this.recent.set(id, [slot]);
-    this.recentPostings++;
-  }
-
-  /** Re-encodes every token's postings with its recent ones appended, and empties the recent lists. */
+  /** Appends every token's recent postings to its encoded ones, and empties the recent lists. */
   private fold(): void {
     const tokens = Math.max(this.postingOffset.length - 1, this.vocabulary.size);
-    const offsets = new Uint32Array(tokens + 1);
-    const bytes = new ByteWriter(this.postingBytes.length + this.recentPostings * 2);
-    for (let id = 0; id < tokens; id++) {
-      offsets[id] = bytes.length;
-      let last = 0;
-      if (id + 1 < this.postingOffset.length) {
-        const from = this.postingOffset[id];
-        const end = this.postingOffset[id + 1];
-        bytes.append(this.postingBytes.subarray(from, end));
-        for (const reader = new VarintReader(this.postingBytes, from); reader.at < end;) last += reader.next();
-      }
-      for (const slot of this.recent.get(id) ?? []) {
-        bytes.varint(slot - last);
-        last = slot;
-      }
-    }
-    offsets[tokens] = bytes.length;
+    const { offsets, bytes } = appendChains(this.postingOffset, this.postingBytes, this.recent, tokens);
     this.postingOffset = offsets;
-    this.postingBytes = bytes.finish();
-    this.encodedPostings += this.recentPostings;
-    this.recent = new Map();
-    this.recentPostings = 0;
+    this.postingBytes = bytes;
+    this.encodedPostings += this.recent.count;
+    this.recent.clear();
   }
 
   /** Renumbers the live slots densely and rebuilds the pool and the postings without the dead ones. */
@@ -344,18 +333,20 @@ export class WindowIndex<T> {
     this.postingOffset = new Uint32Array(1);
     this.postingBytes = new Uint8Array(0);
     this.encodedPostings = 0;
-    this.recent = new Map();
-    this.recentPostings = 0;
+    this.recent.clear();
     const renumbered = new Int32Array(owners.length).fill(-1);
     owners.forEach((owner, slot) => {
       if (owner === undefined) return;
       const ids = decodeIds(pool, offsets[slot], lengths[slot]);
       const next = this.addSlot(owner, starts[slot], ids);
       renumbered[slot] = next;
-      if (this.options.search) for (const id of ids) this.post(id, next);
+      if (this.options.search) for (const id of ids) this.recent.push(id, next);
     });
     if (this.options.search) this.fold();
-    for (const slots of this.keySlots.values()) slots.forEach((slot, i) => (slots[i] = renumbered[slot]));
+    for (const [key, span] of this.keySlots) {
+      const count = span % SPAN;
+      if (count > 0) this.keySlots.set(key, renumbered[(span - count) / SPAN] * SPAN + count);
+    }
   }
 }
 
@@ -367,11 +358,11 @@ function decodeIds(bytes: Uint8Array, offset: number, length: number): Int32Arra
   return ids;
 }
 
-/** `array` copied into one of at least `length` elements (doubling, so that appends cost O(1) each). */
-function grown<A extends Uint8Array | Uint16Array | Uint32Array | Int32Array>(array: A, length: number): A {
-  const next = new (array.constructor as new (length: number) => A)(Math.max(length, array.length * 2));
-  next.set(array);
-  return next;
+/** The slots of a key's span (`SPAN`). */
+function slotsOf(span: number): number[] {
+  const count = span % SPAN;
+  const first = (span - count) / SPAN;
+  return Array.from({ length: count }, (_, i) => first + i);
 }
 
 /**
