@@ -36,6 +36,7 @@ await build({
     indexProcess: 'src/retrieval/indexProcess.ts',
     engineProcess: 'src/engine/engineProcess.ts',
     processLauncher: 'src/index/processLauncher.ts',
+    parseWorker: 'src/index/parseWorker.ts',
   },
   outdir: 'dist',
 });

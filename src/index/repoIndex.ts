@@ -162,14 +162,15 @@ export class RepoIndex {
 
   /**
    * Parses and indexes one file's new text (`keepTree` false: part of a bulk index, which keeps no syntax tree and no
-   * text); `stat` is the file's on disk, which the next warm start compares. Returns false when the content is the
-   * indexed one: then only `stat` is recorded.
+   * text); `stat` is the file's on disk, which the next warm start compares; `parsed`: its facts, when the build's
+   * parser thread gave them. Returns false when the content is the indexed one: then only `stat` is recorded.
    */
   async update(
     filePath: string,
     text: string,
     stat: FileStat = { mtimeMs: Date.now(), size: text.length },
     keepTree = true,
+    parsed?: FileFacts,
   ): Promise<boolean> {
     const spec = languageForPath(filePath);
     if (!spec) return false;
@@ -183,7 +184,9 @@ export class RepoIndex {
       return false;
     }
     let facts: FileFacts;
-    if (spec.wasm) {
+    if (parsed) {
+      facts = parsed;
+    } else if (spec.wasm) {
       facts = await this.parser.parseWith(filePath, spec, text, (tree) => extractFacts(filePath, spec, text, tree));
       // A bulk index parses each file once; keeping every tree would only cost wasm memory.
       if (!keepTree) this.parser.forget(filePath);

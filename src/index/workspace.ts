@@ -8,7 +8,11 @@ import { dirOf } from './relPath';
 import { WorkspaceRoots, type IndexRoot } from './roots';
 import { scanWorkspace, type ScanOptions, type ScannedFile, type SkippedPath } from './scan';
 import { errorReason, type SkipReason } from './skipReason';
-import { INDEXED_EXTENSIONS } from './languages';
+import { INDEXED_EXTENSIONS, languageForPath } from './languages';
+import { ParseThread } from './parseThread';
+import { SourceLines } from './sourceLines';
+import type { ReadResult } from './decode';
+import type { FileFacts } from './types';
 import type { SourceParser } from './parser';
 
 /** Scanning every folder of `root` with the same rules, each against its own .gitignore files. */
@@ -98,26 +102,31 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   let parsed = 0;
   let verified = 0;
   let lastYield = performance.now();
-  const reads = new ReadAhead(stale, (file) => roots.read(file.path, options.maxFileBytes));
-  for (let i = 0; i < stale.length; i++) {
-    options.signal?.throwIfAborted();
-    const file = stale[i];
-    options.onProgress?.(i + 1, stale.length);
-    const pending = reads.take(i);
-    if (index.files.get(file.path) !== seen.get(file.path)) continue;
-    const read = await pending;
-    if ('skip' in read) {
-      skipped.push({ path: file.path, reason: read.skip });
-      index.remove(file.path);
-    } else if (await index.update(file.path, read.text, file, false)) {
-      parsed++;
-    } else {
-      verified++;
+  const thread = stale.length >= PARSE_THREAD_MIN_FILES ? new ParseThread() : undefined;
+  try {
+    const reads = new ReadAhead(stale, (file) => readAndParse(index, roots, file.path, options.maxFileBytes, thread));
+    for (let i = 0; i < stale.length; i++) {
+      options.signal?.throwIfAborted();
+      const file = stale[i];
+      options.onProgress?.(i + 1, stale.length);
+      const pending = reads.take(i);
+      if (index.files.get(file.path) !== seen.get(file.path)) continue;
+      const read = await pending;
+      if ('skip' in read) {
+        skipped.push({ path: file.path, reason: read.skip });
+        index.remove(file.path);
+      } else if (await index.update(file.path, read.text, file, false, await read.facts)) {
+        parsed++;
+      } else {
+        verified++;
+      }
+      if (performance.now() - lastYield > 10) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
     }
-    if (performance.now() - lastYield > 10) {
-      await yieldToEventLoop();
-      lastYield = performance.now();
-    }
+  } finally {
+    await thread?.close();
   }
   await index.reloadLayout();
   let saveError: string | undefined;
@@ -132,6 +141,31 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   }
   const buildMs = performance.now() - started;
   return { ...index.stats(), buildMs, parsed, verified, removed, skipped, cache, sharedCache, saveError };
+}
+
+/**
+ * Below this many files to parse a build parses them itself: starting the parser thread and loading its grammars
+ * costs about what parsing a hundred files does.
+ */
+const PARSE_THREAD_MIN_FILES = 200;
+
+type ParsedRead = ReadResult & { facts?: Promise<FileFacts | undefined> };
+
+/**
+ * A file's text, and its facts on the way from the parser thread when it is new or changed: a file whose content is
+ * the indexed one (a new mtime, a shared cache) is not parsed at all.
+ */
+async function readAndParse(
+  index: RepoIndex,
+  roots: WorkspaceRoots,
+  key: string,
+  maxFileBytes: number | undefined,
+  thread: ParseThread | undefined,
+): Promise<ParsedRead> {
+  const read = await roots.read(key, maxFileBytes);
+  if (!thread?.alive || 'skip' in read || !languageForPath(key)?.wasm) return read;
+  if (index.files.get(key)?.hash === SourceLines.hash(read.text)) return read;
+  return { ...read, facts: thread.facts(key, read.text) };
 }
 
 /** Files read while earlier ones are parsed: the build waited on each read in turn (a tenth of a cold build). */
