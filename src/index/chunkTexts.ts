@@ -27,6 +27,8 @@ export class ChunkTexts {
   private failed = false;
   private size = 0;
   private live = 0;
+  /** Reservations whose texts are not all attached yet (`reserve`): compacting would drop them. */
+  private reservations = 0;
   private readonly recent = new LRUCache<number, string>({
     maxSize: RECENT_CHARS,
     sizeCalculation: (text) => Math.max(1, text.length),
@@ -43,6 +45,58 @@ export class ChunkTexts {
       offset += encoded[i].length;
       return stored;
     });
+  }
+
+  /**
+   * Sets `bytes` bytes of the file's end aside for texts written later (`writeAt`) and attached (`attach`): a cache's
+   * texts are copied whole, not chunk by chunk. Returns where, or undefined when the file cannot be written; until
+   * `unreserve`, `compact` waits.
+   */
+  reserve(bytes: number): number | undefined {
+    if (this.failed) return undefined;
+    try {
+      if (this.fd === undefined) this.open();
+    } catch {
+      this.failed = true;
+      return undefined;
+    }
+    const at = this.size;
+    this.size += bytes;
+    this.reservations++;
+    return at;
+  }
+
+  unreserve(): void {
+    this.reservations--;
+  }
+
+  /** Whether a reservation is open: `compact` must wait for it. */
+  get reserved(): boolean {
+    return this.reservations > 0;
+  }
+
+  /** Writes reserved bytes; false when the file cannot be written (later texts then stay in memory). */
+  writeAt(at: number, bytes: Uint8Array): boolean {
+    try {
+      for (let written = 0; written < bytes.length;)
+        written += writeSync(this.fd!, bytes, written, bytes.length - written, at + written);
+      return true;
+    } catch {
+      this.failed = true;
+      return false;
+    }
+  }
+
+  /** `chunk` read from `bytes` bytes at `at` of the file, written there earlier (`reserve`, `writeAt`). */
+  attach(chunk: Omit<Chunk, 'text'>, at: number, bytes: number): StoredChunk {
+    this.live += bytes;
+    return new StoredChunk(chunk, this, at, bytes);
+  }
+
+  /** A chunk's text as UTF-8, read from the file without decoding when it is stored there. */
+  bytesOf(chunk: Chunk): Buffer {
+    if (chunk instanceof StoredChunk && chunk.bytes > 0) return readBytes(this.fd, chunk.offset, chunk.bytes);
+    return Buffer.from(chunk.text, 'utf8');
   }
 
   /** Forgets chunks no longer indexed; `compact` is then due when it returns true. */
@@ -137,7 +191,7 @@ export class StoredChunk implements Chunk {
   #at: number | string;
   #bytes: number;
 
-  constructor(chunk: Chunk, texts: ChunkTexts, at: number, bytes: number) {
+  constructor(chunk: Omit<Chunk, 'text'>, texts: ChunkTexts, at: number, bytes: number) {
     this.id = chunk.id;
     this.path = chunk.path;
     this.kind = chunk.kind;

@@ -1,21 +1,34 @@
-import { createHash } from 'crypto';
-import { promises as fs } from 'fs';
+import { createHash, type Hash } from 'crypto';
+import { closeSync, openSync, promises as fs, readSync } from 'fs';
 import * as path from 'path';
 import { fileLines } from './fileLines';
-import type { FileRecord, RepoIndex } from './repoIndex';
+import type { RepoIndex, TextlessRecord } from './repoIndex';
+import type { Chunk } from './types';
 import { decodeWindowLists } from './windows';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 21;
+export const CACHE_VERSION = 22;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
 const LEXICAL_FILE = 'lexical.bin';
-/** Lines are written in batches of about this many characters: few writes, no whole-index string. */
+/**
+ * The chunks' texts, one after another in the body's order: a warm start copies them into the index's texts' file
+ * (`ChunkTexts`) whole, never decoding them (they were 60 % of the body, and parsing them half the load).
+ */
+const TEXTS_FILE = 'texts.bin';
+/** Bytes written, or copied, at a time: few calls, and no part of the index held whole. */
 const WRITE_BATCH = 1 << 20;
 
-/** A file record as a line of the cache: with its windows and its chunks' (`RepoIndex.persistedWindows`). */
-type PersistedRecord = FileRecord & { windows?: string; chunkWindows?: string };
+/**
+ * A file record as a line of the cache: its chunks without their texts, whose lengths in bytes `textBytes` gives;
+ * with its windows and its chunks' (`RepoIndex.persistedWindows`).
+ */
+type PersistedRecord = TextlessRecord & {
+  textBytes: number[];
+  windows?: string;
+  chunkWindows?: string;
+};
 
 interface CacheMeta {
   version: number;
@@ -23,11 +36,12 @@ interface CacheMeta {
   /** `WorkspaceRoots.id`: a cache of other folders, or of the same under other names, keys other files. */
   root: string;
   records: number;
-  lexical: LexicalSection;
+  lexical: Section;
+  texts: Section;
 }
 
-/** Where a cache's lexical index is checked against: its length and SHA-256 (hex). */
-interface LexicalSection {
+/** A binary part of a cache, checked against its length and SHA-256 (hex). */
+interface Section {
   bytes: number;
   checksum: string;
 }
@@ -44,8 +58,9 @@ interface SharedHeader {
   version: number;
   layout: string;
   records: number;
-  /** The lexical index's bytes, which follow this line; the body's lines follow them. */
-  lexical: LexicalSection;
+  /** The lexical index's bytes, which follow this line; the texts' follow them, then the body's lines. */
+  lexical: Section;
+  texts: Section;
   /** SHA-256 of the body's lines, in hex: 64 characters whatever the body, so it is written last in place. */
   checksum: string;
 }
@@ -62,37 +77,83 @@ export function cacheDirFor(baseDir: string, root: string): string {
   return path.join(baseDir, createHash('sha1').update(path.resolve(root)).digest('hex').slice(0, 16));
 }
 
+/** Writes strings and bytes to a file in batches of about `WRITE_BATCH` bytes, hashing them. */
+class BatchWriter {
+  private readonly hash = createHash('sha256');
+  private batch: Uint8Array[] = [];
+  private batched = 0;
+  bytes = 0;
+
+  constructor(private readonly handle: fs.FileHandle) {}
+
+  async write(data: string | Uint8Array): Promise<void> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    this.hash.update(bytes);
+    this.batch.push(bytes);
+    this.batched += bytes.length;
+    this.bytes += bytes.length;
+    if (this.batched >= WRITE_BATCH) await this.flush();
+  }
+
+  /** Writes what is batched; returns the SHA-256 (hex) of everything written. */
+  async end(): Promise<string> {
+    await this.flush();
+    return this.hash.digest('hex');
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.batch;
+    this.batch = [];
+    this.batched = 0;
+    if (batch.length > 0) await this.handle.writev(batch);
+  }
+}
+
 /**
- * Writes the index's lines (the windows' vocabulary, then a file record with its windows each) to `handle` in
- * batches, and returns their SHA-256.
- * The index is never held as one string.
+ * Writes the index's lines to `body` (the windows' vocabulary, the identifier frequencies, a file record with its
+ * windows each, then whether the frequencies are the records') and the records' chunk texts to `texts`, in the same
+ * order. Returns how many records it wrote. The index is never held as one string; it may change meanwhile (a
+ * query's file update): each record is written whole, and frequencies that no longer match the records written are
+ * counted again by the load.
  */
-async function writeBody(index: RepoIndex, handle: fs.FileHandle): Promise<string> {
-  const hash = createHash('sha256');
-  let batch = '';
-  const write = async (line: string): Promise<void> => {
-    hash.update(line);
-    batch += line;
-    if (batch.length >= WRITE_BATCH) {
-      await handle.write(batch);
-      batch = '';
-    }
-  };
-  await write(`${JSON.stringify(index.vocabularyWords())}\n`);
+async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter): Promise<number> {
+  const version = index.recordsVersion;
+  let records = 0;
+  await body.write(`${JSON.stringify(index.vocabularyWords())}\n`);
+  await body.write(`${JSON.stringify([...index.frequencies()])}\n`);
   for (const record of index.files.values()) {
     const windows = index.persistedWindows(record.facts.path);
-    const line: PersistedRecord = windows ? { ...record, ...windows } : record;
-    await write(`${JSON.stringify(line)}\n`);
+    const bytes = record.facts.chunks.map((chunk) => index.textBytes(chunk));
+    const line: PersistedRecord = {
+      ...record,
+      facts: { ...record.facts, chunks: record.facts.chunks.map(withoutText) },
+      textBytes: bytes.map((b) => b.length),
+      ...windows,
+    };
+    await body.write(`${JSON.stringify(line)}\n`);
+    for (const b of bytes) await texts.write(b);
+    records++;
   }
-  await handle.write(batch);
-  return hash.digest('hex');
+  const end: BodyEnd = { frequenciesExact: index.recordsVersion === version };
+  await body.write(`${JSON.stringify(end)}\n`);
+  return records;
+}
+
+/** The body's last line. */
+interface BodyEnd {
+  /** False when records changed while the body was written: the frequencies (its second line) are then counted. */
+  frequenciesExact: boolean;
+}
+
+function withoutText(chunk: Chunk): Omit<Chunk, 'text'> {
+  return { id: chunk.id, path: chunk.path, kind: chunk.kind, range: chunk.range, symbols: chunk.symbols };
 }
 
 /**
  * The lexical index's bytes in pieces (views of the index's own arrays, no copy), with their length and checksum:
  * a shared cache's header names them before they are written.
  */
-function lexicalSection(index: RepoIndex): { pieces: Uint8Array[]; section: LexicalSection } {
+function lexicalSection(index: RepoIndex): { pieces: Uint8Array[]; section: Section } {
   const pieces = [...index.lexicalBinary()];
   const hash = createHash('sha256');
   for (const piece of pieces) hash.update(piece);
@@ -108,7 +169,7 @@ async function writePieces(handle: fs.FileHandle, pieces: Uint8Array[]): Promise
  * Replaces the index's lexical index by the `section.bytes` bytes of `file` from `offset`, once they match the
  * section's checksum; throws otherwise (the caller discards the whole cache).
  */
-async function readLexical(index: RepoIndex, file: string, offset: number, section: LexicalSection): Promise<void> {
+async function readLexical(index: RepoIndex, file: string, offset: number, section: Section): Promise<void> {
   const data = Buffer.allocUnsafe(section.bytes);
   const handle = await fs.open(file, 'r');
   try {
@@ -125,46 +186,85 @@ async function readLexical(index: RepoIndex, file: string, offset: number, secti
   index.restoreLexical(data);
 }
 
+/** A cache's parts written to temporary files (`writeParts`), and what its metadata says of them. */
+interface WrittenParts {
+  body: string;
+  texts: string;
+  lexical: string;
+  checksum: string;
+  records: number;
+  textsSection: Section;
+  lexicalSection: Section;
+}
+
 /**
- * Writes the index as JSON lines (`writeBody`) and the lexical index as a binary file beside them, with a small
- * metadata file holding the version and both checksums. Each file is written to a temporary name and renamed, the
- * metadata last: a crash, a full disk or a concurrent writer leaves files and metadata that do not match, which the
- * next load detects and discards.
+ * Writes the body (`writeBody`), the texts and the lexical index to temporary files named after `base` (their
+ * final names, or the shared file's); removes them when any write fails.
+ */
+async function writeParts(
+  index: RepoIndex,
+  base: { body: string; texts: string; lexical: string },
+): Promise<WrittenParts> {
+  const temp = (file: string): string => `${file}.${process.pid}.tmp`;
+  const parts = { body: temp(base.body), texts: temp(base.texts), lexical: temp(base.lexical) };
+  const handles: fs.FileHandle[] = [];
+  try {
+    const bodyHandle = await fs.open(parts.body, 'w');
+    handles.push(bodyHandle);
+    const textsHandle = await fs.open(parts.texts, 'w');
+    handles.push(textsHandle);
+    const body = new BatchWriter(bodyHandle);
+    const texts = new BatchWriter(textsHandle);
+    const records = await writeBody(index, body, texts);
+    const checksum = await body.end();
+    const textsSection = { bytes: texts.bytes, checksum: await texts.end() };
+    const { pieces, section } = lexicalSection(index);
+    const lexicalHandle = await fs.open(parts.lexical, 'w');
+    handles.push(lexicalHandle);
+    await writePieces(lexicalHandle, pieces);
+    await Promise.all(handles.splice(0).map((handle) => handle.close()));
+    return { ...parts, checksum, records, textsSection, lexicalSection: section };
+  } catch (error) {
+    await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
+    await removeParts(parts);
+    throw error;
+  }
+}
+
+async function removeParts(parts: { body: string; texts: string; lexical: string }): Promise<void> {
+  for (const file of [parts.body, parts.texts, parts.lexical]) await fs.rm(file, { force: true });
+}
+
+/**
+ * Writes the index as JSON lines (`writeBody`), its chunk texts and its lexical index as binary files beside them,
+ * with a small metadata file holding the version and the checksums. Each file is written to a temporary name and
+ * renamed, the metadata last: a crash, a full disk or a concurrent writer leaves files and metadata that do not
+ * match, which the next load detects and discards.
  */
 export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<void> {
   await fs.mkdir(cacheDir, { recursive: true });
   const body = path.join(cacheDir, BODY_FILE);
-  const meta = path.join(cacheDir, META_FILE);
+  const texts = path.join(cacheDir, TEXTS_FILE);
   const lexical = path.join(cacheDir, LEXICAL_FILE);
-  const bodyTemp = `${body}.${process.pid}.tmp`;
+  const meta = path.join(cacheDir, META_FILE);
   const metaTemp = `${meta}.${process.pid}.tmp`;
-  const lexicalTemp = `${lexical}.${process.pid}.tmp`;
-  const handle = await fs.open(bodyTemp, 'w');
+  const parts = await writeParts(index, { body, texts, lexical });
   try {
-    const checksum = await writeBody(index, handle);
-    await handle.close();
-    const { pieces, section } = lexicalSection(index);
-    const lexicalHandle = await fs.open(lexicalTemp, 'w');
-    try {
-      await writePieces(lexicalHandle, pieces);
-    } finally {
-      await lexicalHandle.close();
-    }
     const content: CacheMeta = {
       version: CACHE_VERSION,
-      checksum,
+      checksum: parts.checksum,
       root: index.roots.id,
-      records: index.files.size,
-      lexical: section,
+      records: parts.records,
+      lexical: parts.lexicalSection,
+      texts: parts.textsSection,
     };
     await fs.writeFile(metaTemp, JSON.stringify(content));
-    await fs.rename(bodyTemp, body);
-    await fs.rename(lexicalTemp, lexical);
+    await fs.rename(parts.body, body);
+    await fs.rename(parts.texts, texts);
+    await fs.rename(parts.lexical, lexical);
     await fs.rename(metaTemp, meta);
   } catch (error) {
-    await handle.close().catch(() => undefined);
-    await fs.rm(bodyTemp, { force: true });
-    await fs.rm(lexicalTemp, { force: true });
+    await removeParts(parts);
     await fs.rm(metaTemp, { force: true });
     throw error;
   }
@@ -172,36 +272,54 @@ export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<voi
 
 /**
  * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, the lexical
- * index's bytes (their length in the header), then the lines `saveIndex` writes. Keys are paths within the workspace folders and nothing names this machine's folders;
- * it holds what the index derived from the code (symbols, chunks, windows, the lexical index) and no secret file,
- * since those are never indexed. Written to a temporary name and renamed: a reader never sees half a file.
+ * index's bytes, the texts' (their lengths in the header), then the lines `saveIndex` writes. Keys are paths within
+ * the workspace folders and nothing names this machine's folders; it holds what the index derived from the code
+ * (symbols, chunks, windows, the lexical index) and no secret file, since those are never indexed. The parts are
+ * written to temporary files beside it and joined under a temporary name, then renamed: a reader never sees half a
+ * file.
  */
 export async function saveSharedIndex(index: RepoIndex, file: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  const { pieces, section } = lexicalSection(index);
-  const header = (checksum: string): string => {
-    const content: SharedHeader = {
+  const parts = await writeParts(index, { body: `${file}.body`, texts: `${file}.texts`, lexical: `${file}.lexical` });
+  const handle = await fs.open(temp, 'w').catch(async (error: unknown) => {
+    await removeParts(parts);
+    throw error;
+  });
+  try {
+    const header: SharedHeader = {
       format: SHARED_FORMAT,
       version: CACHE_VERSION,
       layout: index.roots.layout,
-      records: index.files.size,
-      lexical: section,
-      checksum,
+      records: parts.records,
+      lexical: parts.lexicalSection,
+      texts: parts.textsSection,
+      checksum: parts.checksum,
     };
-    return `${JSON.stringify(content)}\n`;
-  };
-  const handle = await fs.open(temp, 'w');
-  try {
-    // The checksum is known only after the body: the header is written with a placeholder of its length, then again.
-    await handle.write(header('0'.repeat(64)));
-    await writePieces(handle, pieces);
-    await handle.write(header(await writeBody(index, handle)), 0);
+    await handle.write(`${JSON.stringify(header)}\n`);
+    for (const part of [parts.lexical, parts.texts, parts.body]) await appendFile(handle, part);
     await handle.close();
     await fs.rename(temp, file);
   } catch (error) {
     await handle.close().catch(() => undefined);
     await fs.rm(temp, { force: true });
     throw error;
+  } finally {
+    await removeParts(parts);
+  }
+}
+
+/** Copies `file` to the end of what `handle` has written, `WRITE_BATCH` bytes at a time. */
+async function appendFile(handle: fs.FileHandle, file: string): Promise<void> {
+  const source = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(WRITE_BATCH);
+    for (;;) {
+      const { bytesRead } = await source.read(buffer, 0, buffer.length);
+      if (bytesRead === 0) return;
+      await handle.write(buffer, 0, bytesRead);
+    }
+  } finally {
+    await source.close();
   }
 }
 
@@ -219,7 +337,11 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
-  return fill(index, meta, path.join(cacheDir, BODY_FILE), 0, { file: path.join(cacheDir, LEXICAL_FILE), offset: 0 });
+  return fill(index, meta, {
+    body: { file: path.join(cacheDir, BODY_FILE), offset: 0 },
+    texts: { file: path.join(cacheDir, TEXTS_FILE), offset: 0 },
+    lexical: { file: path.join(cacheDir, LEXICAL_FILE), offset: 0 },
+  });
 }
 
 /**
@@ -246,8 +368,13 @@ export async function loadSharedIndex(index: RepoIndex, file: string): Promise<L
       reason: `built for ${describeLayout(content.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
     };
   if (!Number.isSafeInteger(content.lexical?.bytes)) return { ok: false, reason: 'corrupt cache: no lexical index' };
-  const bodyStart = header.bytes + content.lexical.bytes;
-  const result = await fill(index, content, file, bodyStart, { file, offset: header.bytes });
+  if (!Number.isSafeInteger(content.texts?.bytes)) return { ok: false, reason: 'corrupt cache: no texts' };
+  const textsStart = header.bytes + content.lexical.bytes;
+  const result = await fill(index, content, {
+    body: { file, offset: textsStart + content.texts.bytes },
+    texts: { file, offset: textsStart },
+    lexical: { file, offset: header.bytes },
+  });
   if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
   return result;
 }
@@ -284,29 +411,63 @@ function describeLayout(layout: unknown): string {
   return 'other folders';
 }
 
+/** Where a cache's parts lie: a file each, or one file at three offsets (a shared cache). */
+interface CacheParts {
+  body: Place;
+  texts: Place;
+  lexical: Place;
+}
+
+interface Place {
+  file: string;
+  offset: number;
+}
+
 /**
- * Puts every record of the body (the lines of `file` from byte `start`) as it is read, then checks the whole against
- * its checksum and record count, and reads the lexical index (from `lexical.offset` in `lexical.file`); on any doubt
- * it removes what it put.
+ * Copies the texts into the index's texts' file, then restores every record of the body (the lines from
+ * `parts.body`) as it is read, then checks the whole against its checksum and record count, and reads the lexical
+ * index; on any doubt it removes what it put.
  */
 async function fill(
   index: RepoIndex,
-  meta: { checksum: string; records: number; lexical: LexicalSection },
-  file: string,
-  start: number,
-  lexical: { file: string; offset: number },
+  meta: { checksum: string; records: number; lexical: Section; texts: Section },
+  parts: CacheParts,
+): Promise<LoadResult> {
+  let textsAt: number;
+  try {
+    textsAt = copyTexts(index, parts.texts, meta.texts);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code === 'ENOENT' ? 'no cache' : `corrupt cache: ${(error as Error).message}` };
+  }
+  try {
+    return await fillBody(index, meta, parts, textsAt);
+  } finally {
+    index.endRestore();
+  }
+}
+
+async function fillBody(
+  index: RepoIndex,
+  meta: { checksum: string; records: number; lexical: Section; texts: Section },
+  parts: CacheParts,
+  textsStart: number,
 ): Promise<LoadResult> {
   const hash = createHash('sha256');
   let lines = 0;
   let remap: Int32Array | undefined;
+  let textsAt = textsStart;
+  let end: BodyEnd | undefined;
   // A line that does not parse is remembered and the rest only hashed: a changed file is told from a corrupt one.
   let corrupt: Error | undefined;
   try {
-    for await (const line of fileLines(file, hash, start)) {
+    for await (const line of fileLines(parts.body.file, hash, parts.body.offset)) {
       if (!corrupt) {
         try {
           if (lines === 0) remap = vocabularyRemap(index, line);
-          else if (lines <= meta.records) putRecord(index, line, remap);
+          else if (lines === 1) index.restoreFrequencies(JSON.parse(line) as [string, number][]);
+          else if (lines <= meta.records + 1) textsAt = restoreRecord(index, line, remap, textsAt);
+          else if (lines === meta.records + 2) end = JSON.parse(line) as BodyEnd;
         } catch (error) {
           corrupt = error as Error;
         }
@@ -321,10 +482,12 @@ async function fill(
   let reason: string | undefined;
   if (hash.digest('hex') !== meta.checksum) reason = 'cache checksum mismatch';
   else if (corrupt) reason = `corrupt cache: ${corrupt.message}`;
-  else if (lines !== meta.records + 1) reason = `corrupt cache: expected ${meta.records} records, found ${lines - 1}`;
+  else if (lines !== meta.records + 3) reason = `corrupt cache: expected ${meta.records} records, found ${lines - 3}`;
+  else if (textsAt - textsStart !== meta.texts.bytes) reason = 'corrupt cache: texts and records differ';
   else {
     try {
-      await readLexical(index, lexical.file, lexical.offset, meta.lexical);
+      if (!end?.frequenciesExact) index.recountFrequencies();
+      await readLexical(index, parts.lexical.file, parts.lexical.offset, meta.lexical);
     } catch (error) {
       reason = `corrupt cache: ${(error as Error).message}`;
     }
@@ -332,6 +495,42 @@ async function fill(
   if (!reason) return { ok: true };
   clear(index);
   return { ok: false, reason };
+}
+
+/**
+ * Copies a cache's texts, checked against their checksum, into space set aside in the index's texts' file; returns
+ * where they start. Synchronous: nothing else writes texts between, and a query waits at most as long as the copy.
+ */
+function copyTexts(index: RepoIndex, from: Place, section: Section): number {
+  if (!Number.isSafeInteger(section?.bytes) || section.bytes < 0) throw new Error('no texts');
+  const at = index.reserveTexts(section.bytes);
+  if (at === undefined) throw new Error('no room for the texts');
+  try {
+    copyInto(index, at, from, section);
+  } catch (error) {
+    index.endRestore();
+    throw error;
+  }
+  return at;
+}
+
+function copyInto(index: RepoIndex, at: number, from: Place, section: Section): void {
+  const hash: Hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(WRITE_BATCH);
+  const fd = openSync(from.file, 'r');
+  try {
+    for (let copied = 0; copied < section.bytes;) {
+      const read = readSync(fd, buffer, 0, Math.min(buffer.length, section.bytes - copied), from.offset + copied);
+      if (read === 0) throw new Error('texts truncated');
+      const piece = buffer.subarray(0, read);
+      hash.update(piece);
+      if (!index.writeTexts(at + copied, piece)) throw new Error('no room for the texts');
+      copied += read;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (hash.digest('hex') !== section.checksum) throw new Error('texts checksum mismatch');
 }
 
 /**
@@ -343,13 +542,22 @@ function vocabularyRemap(index: RepoIndex, line: string): Int32Array | undefined
   return remap.every((id, i) => id === i) ? undefined : remap;
 }
 
-/** A body line: a file record with its windows and its chunks'. */
-function putRecord(index: RepoIndex, line: string, remap: Int32Array | undefined): void {
-  const { windows, chunkWindows, ...record } = JSON.parse(line) as PersistedRecord;
+/** A body line: a file record with its windows and its chunks', its texts at `textsAt`; returns where the next's are. */
+function restoreRecord(index: RepoIndex, line: string, remap: Int32Array | undefined, textsAt: number): number {
+  const { windows, chunkWindows, textBytes, ...record } = JSON.parse(line) as PersistedRecord;
   const [fileWindows = []] = windows ? decodeWindowLists(windows, remap) : [];
-  index.put(record, false, fileWindows, chunkWindows ? decodeWindowLists(chunkWindows, remap) : undefined);
+  index.restore(
+    record,
+    textBytes,
+    textsAt,
+    fileWindows,
+    chunkWindows ? decodeWindowLists(chunkWindows, remap) : undefined,
+  );
+  return textsAt + textBytes.reduce((sum, bytes) => sum + bytes, 0);
 }
 
+/** Removes every record, and the frequencies a cache added for records it may not have restored. */
 function clear(index: RepoIndex): void {
   for (const filePath of [...index.files.keys()]) index.remove(filePath);
+  index.recountFrequencies();
 }

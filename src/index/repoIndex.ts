@@ -30,6 +30,11 @@ export interface FileRecord extends FileStat {
   data?: string;
 }
 
+/** A record as a cache holds it: its chunks' texts apart (`RepoIndex.restore`). */
+export type TextlessRecord = Omit<FileRecord, 'facts'> & {
+  facts: Omit<FileFacts, 'chunks'> & { chunks: Omit<Chunk, 'text'>[] };
+};
+
 export interface SymbolRef {
   path: string;
   symbol: SymbolInfo;
@@ -73,6 +78,8 @@ export class RepoIndex {
   private readonly resolvedImports = new Map<string, ResolvedImport[]>();
   /** Changes whenever a file is added or removed: lets callers cache what they derive from the file set. */
   fileSetVersion = 0;
+  /** Changes whenever a record is put or removed: a save tells a still index from one that changed meanwhile. */
+  recordsVersion = 0;
   /**
    * Changes whenever the file set, any file's set of top-level names or its imports change, not when only a body
    * does:
@@ -204,17 +211,96 @@ export class RepoIndex {
   }
 
   /**
-   * Adds a record whose facts are already known (from the persisted cache), with the file's windows (none for a
-   * data file) and each chunk's windows where known (`fileAndChunkWindows`, or a cache's); others are made here.
+   * Adds a record of the persisted cache, its chunks without their texts: those lie at `textsAt` in the texts' file,
+   * `textBytes[i]` bytes each (`reserveTexts`, `writeTexts`), and its names are counted by `restoreFrequencies`,
+   * its chunks by `restoreLexical`. With the file's windows (none for a data file) and each chunk's.
    */
-  put(
+  restore(
+    record: TextlessRecord,
+    textBytes: readonly number[],
+    textsAt: number,
+    windows: readonly StoredWindow[],
+    chunkWindows: readonly (readonly StoredWindow[] | undefined)[] | undefined,
+  ): void {
+    const { chunks } = record.facts;
+    if (textBytes.length !== chunks.length) throw new Error(`${chunks.length} chunks, ${textBytes.length} texts`);
+    let at = textsAt;
+    const stored = chunks.map((chunk, i) => {
+      const attached = this.texts.attach(chunk, at, textBytes[i]);
+      at += textBytes[i];
+      return attached;
+    });
+    this.put({ ...record, facts: { ...record.facts, chunks: stored } }, false, windows, chunkWindows, true);
+  }
+
+  /**
+   * Sets `bytes` bytes aside in the texts' file for a cache's texts, written by `writeTexts`; until `endRestore`
+   * the file is not compacted. Undefined when the file cannot be written.
+   */
+  reserveTexts(bytes: number): number | undefined {
+    return this.texts.reserve(bytes);
+  }
+
+  writeTexts(at: number, bytes: Uint8Array): boolean {
+    return this.texts.writeAt(at, bytes);
+  }
+
+  /** Ends a restore begun by `reserveTexts`: what it did not attach is dropped by the next compaction. */
+  endRestore(): void {
+    this.texts.unreserve();
+    this.compactTexts();
+  }
+
+  /** A chunk's text as UTF-8 (read from the texts' file undecoded): what the cache persists. */
+  textBytes(chunk: Chunk): Buffer {
+    return this.texts.bytesOf(chunk);
+  }
+
+  /** In how many files each identifier occurs: persisted, so that a warm start need not read every text. */
+  frequencies(): Iterable<[string, number]> {
+    return this.fileFrequency.entries();
+  }
+
+  /**
+   * Adds a cache's identifier frequencies, before its records are restored (`restore` counts none): a file an
+   * editor replaces meanwhile is then counted off as any other.
+   */
+  restoreFrequencies(entries: Iterable<[string, number]>): void {
+    this.scopeStats.clear();
+    for (const [name, count] of entries) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + count);
+  }
+
+  /** Counts the identifier frequencies anew from every record's texts: a cache's were of other records. */
+  recountFrequencies(): void {
+    this.fileFrequency.clear();
+    this.scopeStats.clear();
+    for (const record of this.files.values()) this.countNames(identifiersOf(record));
+  }
+
+  /** One more file uses each of `names`. */
+  private countNames(names: Iterable<string>): void {
+    for (const name of names) {
+      const count = this.fileFrequency.get(name);
+      // A new name is a slice of a chunk's text, which it would keep alive.
+      this.fileFrequency.set(count === undefined ? ownString(name) : name, (count ?? 0) + 1);
+    }
+  }
+
+  /**
+   * Adds a record whose facts are known, with the file's windows (none for a data file) and each chunk's windows
+   * where known (`fileAndChunkWindows`, or a cache's); others are made here. A `restored` record's chunks are in the
+   * texts' file already and its names counted by the caller (`restore`).
+   */
+  private put(
     record: FileRecord,
     addToLexical = true,
     windows: readonly StoredWindow[] = [],
     storedChunkWindows?: readonly (readonly StoredWindow[] | undefined)[],
+    restored = false,
   ): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
+    this.recordsVersion++;
     const shape = exportShape(record.facts);
     const change = shapeChange(filePath, this.exportShapes.get(filePath), shape);
     if (change) this.exportShapeChanged(change);
@@ -229,20 +315,18 @@ export class RepoIndex {
       if (!symbol.container) appendRef(this.topLevelTable, ref);
     }
     this.symbolCount += record.facts.symbols.length;
-    const names = identifiersOf(record);
-    for (const name of names) {
-      const count = this.fileFrequency.get(name);
-      // A new name is a slice of a chunk's text, which it would keep alive.
-      this.fileFrequency.set(count === undefined ? ownString(name) : name, (count ?? 0) + 1);
+    if (!restored) {
+      const names = identifiersOf(record);
+      this.countNames(names);
+      this.scopeStats.change(filePath, names, 1);
     }
-    this.scopeStats.change(filePath, names, 1);
     // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
     if (!record.data && addToLexical) this.lexical.add(record.facts.chunks);
     const tokens = record.facts.chunks.map((c, i) =>
       record.data || c.kind === 'outline' ? undefined : (storedChunkWindows?.[i] ?? chunkWindows(c, this.vocabulary)),
     );
     // Every reader of the texts above is done: from here they are read back from the file when asked for.
-    record.facts.chunks = this.texts.store(record.facts.chunks);
+    if (!restored) record.facts.chunks = this.texts.store(record.facts.chunks);
     record.facts.chunks.forEach((chunk, i) => {
       this.chunkTable.set(chunk.id, chunk);
       if (tokens[i]) this.chunkWindows.add(chunk.id, chunk, tokens[i]);
@@ -260,6 +344,7 @@ export class RepoIndex {
 
   remove(filePath: string): boolean {
     if (!this.files.has(filePath)) return false;
+    this.recordsVersion++;
     this.detach(filePath);
     this.files.delete(filePath);
     this.exportShapes.delete(filePath);
@@ -274,7 +359,7 @@ export class RepoIndex {
 
   /** Rewrites the texts' file once replaced texts outnumber the live ones (`ChunkTexts.release`). */
   private compactTexts(): void {
-    if (!this.textsCompactDue) return;
+    if (!this.textsCompactDue || this.texts.reserved) return;
     this.textsCompactDue = false;
     this.texts.compact(this.chunkTable.values());
   }

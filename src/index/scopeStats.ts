@@ -32,6 +32,12 @@ export class ScopeStats {
     return figures;
   }
 
+  /** Forgets every scope's figures: they are made again on their next use. */
+  clear(): void {
+    this.kept.clear();
+    this.latest = undefined;
+  }
+
   /** A file under some kept scopes was added (`sign` 1) or removed (-1) with the identifiers it uses. */
   change(path: string, names: Iterable<string>, sign: 1 | -1): void {
     for (const [scope, figures] of this.kept) {

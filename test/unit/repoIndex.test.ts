@@ -218,6 +218,18 @@ describe('persistence', () => {
       assert.strictEqual(second.parsed, 0);
       assert.deepStrictEqual(warm.stats(), cold.stats());
       assert.deepStrictEqual(warm.searchChunks('findByEmail', 3), cold.searchChunks('findByEmail', 3));
+      // Identifier frequencies come from the cache, not from reading every text: the same counts, a scope's too.
+      for (const name of ['findByEmail', 'User', 'repo', 'email', 'absentName']) {
+        assert.strictEqual(warm.frequency(name), cold.frequency(name), name);
+        assert.strictEqual(warm.frequency(name, 'src/'), cold.frequency(name, 'src/'), name);
+      }
+      assert.ok(cold.frequency('findByEmail') > 1);
+      for (const file of cold.files.keys())
+        assert.deepStrictEqual(
+          warm.facts(file)!.chunks.map((c) => c.text),
+          cold.facts(file)!.chunks.map((c) => c.text),
+          file,
+        );
       // The whole-file windows come back from the cache (not from the chunks): the same hits, imports included.
       for (const tokens of [
         ['import', 'UserRepo', 'from', 'db'],
@@ -278,6 +290,30 @@ describe('persistence', () => {
     }
   });
 
+  it('a cache saved while the index changed counts the identifier frequencies of the records it holds', async () => {
+    const cache = await tempDir();
+    try {
+      const index = await built(SHOP);
+      const last = [...index.files.keys()].at(-1)!;
+      const own = index.facts(last)!.symbols.find((s) => index.frequency(s.name) === 1)!.name;
+      // The last file goes while the first is written (as a query's update would): the save holds it no more.
+      const textBytes = index.textBytes.bind(index);
+      index.textBytes = (chunk) => {
+        index.remove(last);
+        return textBytes(chunk);
+      };
+      await saveIndex(index, cache.dir);
+      const warm = new RepoIndex(SHOP);
+      assert.deepStrictEqual(await loadIndex(warm, cache.dir), { ok: true });
+      assert.strictEqual(warm.files.has(last), false);
+      assert.strictEqual(warm.frequency(own), 0, own);
+      assert.strictEqual(warm.frequency('findByEmail'), index.frequency('findByEmail'));
+      for (const i of [index, warm]) i.dispose();
+    } finally {
+      await cache.cleanup();
+    }
+  });
+
   it('a corrupted, truncated or old cache is discarded and rebuilt', async () => {
     const cache = await tempDir();
     try {
@@ -314,6 +350,21 @@ describe('persistence', () => {
         reason: 'corrupt cache: lexical index checksum mismatch',
       });
       assert.strictEqual(index.files.size, 0);
+      // The texts' side file, one byte changed, then cut short.
+      await saveIndex(await built(SHOP), cache.dir);
+      const texts = path.join(cache.dir, 'texts.bin');
+      const good = await fs.readFile(texts);
+      const changed = Buffer.from(good);
+      changed[changed.length >> 1] ^= 1;
+      for (const [content, reason] of [
+        [changed, 'corrupt cache: texts checksum mismatch'],
+        [good.subarray(0, good.length >> 1), 'corrupt cache: texts truncated'],
+      ] as const) {
+        await fs.writeFile(texts, content);
+        const again = new RepoIndex(SHOP);
+        assert.deepEqual(await loadIndex(again, cache.dir), { ok: false, reason });
+        assert.strictEqual(again.files.size, 0);
+      }
     } finally {
       await cache.cleanup();
     }
