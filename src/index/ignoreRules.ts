@@ -5,8 +5,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import ignore, { type Ignore } from 'ignore';
-import picomatch from 'picomatch';
 import { DEFAULT_EXCLUDE_GLOBS } from './defaultGlobs';
+import { globMatcher } from './globMatcher';
 import { dirOf, leavesRoot, normalizeRel } from './relPath';
 import { secretMatcher, type Matcher } from './secrets';
 import type { SkipReason } from './skipReason';
@@ -23,6 +23,12 @@ export interface RuleOptions {
 /** Git on Linux compares case-sensitively; on macOS and Windows file systems it usually does not. */
 const GIT_IGNORECASE = process.platform !== 'linux';
 
+/** A directory's .gitignore rules; their patterns are relative to that directory. */
+interface GitignoreLink {
+  dir: string;
+  ig: Ignore;
+}
+
 /** Exclude globs, extensions and .gitignore rules, shared by the walker and the incremental filter. */
 export class Rules {
   private readonly absRoot: string;
@@ -31,13 +37,15 @@ export class Rules {
   private readonly extensions?: Set<string>;
   /** Directory → rules of its .gitignore (null: it has none). Filled lazily or by the walker. */
   private readonly gitignores = new Map<string, Ignore | null>();
+  /** Directory → the .gitignore rules that apply in it, deepest first: built once per directory, not per file. */
+  private readonly chains = new Map<string, readonly GitignoreLink[]>();
   private readonly dirIgnored = new Map<string, boolean>();
   private infoExclude: Ignore | null | undefined;
 
   constructor(root: string, opts: RuleOptions) {
     this.absRoot = path.resolve(root);
     this.isSecret = secretMatcher(opts.secretGlobs);
-    this.isExcluded = picomatch(opts.excludeGlobs ?? DEFAULT_EXCLUDE_GLOBS, { dot: true });
+    this.isExcluded = globMatcher(opts.excludeGlobs ?? DEFAULT_EXCLUDE_GLOBS, { dot: true });
     if (opts.extensions) {
       this.extensions = new Set(opts.extensions.map((e) => (e.startsWith('.') ? e : `.${e}`).toLowerCase()));
     }
@@ -45,11 +53,14 @@ export class Rules {
 
   invalidate(): void {
     this.gitignores.clear();
+    this.chains.clear();
     this.dirIgnored.clear();
     this.infoExclude = undefined;
   }
 
   setGitignore(dir: string, content: string | null): void {
+    // A chain built with the old rules would outlive them (descendants' chains are built from this one).
+    if (this.chains.has(dir)) this.chains.clear();
     this.gitignores.set(dir, content === null ? null : ignore({ ignorecase: GIT_IGNORECASE }).add(content));
   }
 
@@ -60,9 +71,11 @@ export class Rules {
   /** The reason a file is never indexed, before looking at its size or contents. */
   fileReason(rel: string, realPath?: string): SkipReason | undefined {
     if (this.isSecret(rel) || (realPath !== undefined && this.isSecret(normalizeRel(realPath)))) return 'secret';
-    if (this.isExcludedPath(rel)) return 'excluded';
+    // Both give 'excluded'; the extension is far cheaper to look at than the globs, so it goes first.
     if (this.extensions && !this.extensions.has(path.posix.extname(rel).toLowerCase())) return 'excluded';
-    if (this.isDirIgnored(dirOf(rel)) || this.matchesGitignore(rel, false)) return 'gitignored';
+    if (this.isExcludedPath(rel)) return 'excluded';
+    const dir = dirOf(rel);
+    if (this.isDirIgnored(dir) || this.matchesGitignore(rel, false, dir)) return 'gitignored';
     return undefined;
   }
 
@@ -96,22 +109,28 @@ export class Rules {
   }
 
   /** The deepest .gitignore with a matching rule decides; .git/info/exclude has the lowest precedence. */
-  private matchesGitignore(rel: string, isDir: boolean): boolean {
-    let dir = rel;
-    do {
-      dir = dirOf(dir);
-      const ig = this.gitignoreOf(dir);
-      if (ig) {
-        const sub = dir ? rel.slice(dir.length + 1) : rel;
-        const r = ig.test(isDir ? `${sub}/` : sub);
-        if (r.ignored) return true;
-        if (r.unignored) return false;
-      }
-    } while (dir !== '');
+  private matchesGitignore(rel: string, isDir: boolean, parent = dirOf(rel)): boolean {
+    for (const { dir, ig } of this.chainOf(parent)) {
+      const sub = dir ? rel.slice(dir.length + 1) : rel;
+      const r = ig.test(isDir ? `${sub}/` : sub);
+      if (r.ignored) return true;
+      if (r.unignored) return false;
+    }
     if (this.infoExclude === undefined) {
       this.setInfoExclude(readTextSync(path.join(this.absRoot, '.git', 'info', 'exclude')));
     }
     return this.infoExclude ? this.infoExclude.ignores(isDir ? `${rel}/` : rel) : false;
+  }
+
+  private chainOf(dir: string): readonly GitignoreLink[] {
+    let chain = this.chains.get(dir);
+    if (chain === undefined) {
+      const above = dir === '' ? [] : this.chainOf(dirOf(dir));
+      const ig = this.gitignoreOf(dir);
+      chain = ig ? [{ dir, ig }, ...above] : above;
+      this.chains.set(dir, chain);
+    }
+    return chain;
   }
 
   /** Synchronous but cached: each directory's .gitignore is read at most once until invalidated. */
