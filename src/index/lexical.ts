@@ -2,7 +2,7 @@ import { ownString } from './ownStrings';
 import { codeTerms, identifiers } from './tokenize';
 import type { Chunk } from './types';
 import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
-import { ByteWriter, VarintReader } from './varint';
+import { ByteWriter, readString as readText, VarintReader, writeString } from './varint';
 
 export interface LexicalHit {
   id: string;
@@ -389,15 +389,8 @@ export class LexicalIndex {
    * place of the one read, which is then garbage. Throws on another format or bytes that do not add up.
    */
   static readBinary(data: Uint8Array, canonical?: (id: string) => string | undefined): LexicalIndex {
-    const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const reader = new VarintReader(data);
-    const readString = (): string => {
-      const length = reader.next();
-      const start = reader.at;
-      reader.at += length;
-      if (reader.at > data.length) throw new Error('lexical index: truncated');
-      return text.toString('utf8', start, reader.at);
-    };
+    const readString = (): string => readText(data, reader, 'lexical index');
     const format = readString();
     if (format !== FORMAT) throw new Error(`lexical index: unknown format ${format}`);
     const index = new LexicalIndex();
@@ -488,12 +481,6 @@ export class LexicalIndex {
     this.listChunks = grown(this.listChunks, size * 2);
     this.listParts = grown(this.listParts, size * 2);
   }
-}
-
-function writeString(writer: ByteWriter, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  writer.varint(bytes.length);
-  writer.append(bytes);
 }
 
 /** The postings in encoded lists: every byte but a number's last has the high bit set, and a posting is two numbers. */

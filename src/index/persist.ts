@@ -7,7 +7,7 @@ import type { Chunk } from './types';
 import { decodeWindowLists } from './windows';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 22;
+export const CACHE_VERSION = 23;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
@@ -17,6 +17,8 @@ const LEXICAL_FILE = 'lexical.bin';
  * (`ChunkTexts`) whole, never decoding them (they were 60 % of the body, and parsing them half the load).
  */
 const TEXTS_FILE = 'texts.bin';
+/** Both window stores in their binary form (`RepoIndex.windowsBinary`): a warm start takes them as they are. */
+const WINDOWS_FILE = 'windows.bin';
 /** Bytes written, or copied, at a time: few calls, and no part of the index held whole. */
 const WRITE_BATCH = 1 << 20;
 
@@ -38,6 +40,8 @@ interface CacheMeta {
   records: number;
   lexical: Section;
   texts: Section;
+  /** 0 bytes when the records changed while they were saved: each record's own windows are then read. */
+  windows: Section;
 }
 
 /** A binary part of a cache, checked against its length and SHA-256 (hex). */
@@ -58,8 +62,9 @@ interface SharedHeader {
   version: number;
   layout: string;
   records: number;
-  /** The lexical index's bytes, which follow this line; the texts' follow them, then the body's lines. */
+  /** The binary parts, which follow this line in `SHARED_ORDER`, then the body's lines. */
   lexical: Section;
+  windows: Section;
   texts: Section;
   /** SHA-256 of the body's lines, in hex: 64 characters whatever the body, so it is written last in place. */
   checksum: string;
@@ -109,14 +114,35 @@ class BatchWriter {
   }
 }
 
+/** A binary part as pieces (views, never overwritten later) with their length and checksum. */
+interface BinaryPart {
+  pieces: Uint8Array[];
+  section: Section;
+}
+
+function binaryPart(pieces: Uint8Array[]): BinaryPart {
+  const hash = createHash('sha256');
+  for (const piece of pieces) hash.update(piece);
+  const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
+  return { pieces, section: { bytes, checksum: hash.digest('hex') } };
+}
+
+/** What `writeBody` wrote, and the binary parts taken when it ended. */
+interface Body {
+  records: number;
+  lexical: BinaryPart;
+  /** Empty when records changed while the body was written: the load then takes each record's own windows. */
+  windows: BinaryPart;
+}
+
 /**
  * Writes the index's lines to `body` (the windows' vocabulary, the identifier frequencies, a file record with its
  * windows each, then whether the frequencies are the records') and the records' chunk texts to `texts`, in the same
- * order. Returns how many records it wrote. The index is never held as one string; it may change meanwhile (a
- * query's file update): each record is written whole, and frequencies that no longer match the records written are
- * counted again by the load.
+ * order. The index is never held as one string; it may change meanwhile (a query's file update): each record is
+ * written whole, and the frequencies and whole window stores are marked as not the records' (the load then counts
+ * the frequencies and takes each record's windows). BM25 and the window stores are taken as the last record is.
  */
-async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter): Promise<number> {
+async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter): Promise<Body> {
   const version = index.recordsVersion;
   let records = 0;
   await body.write(`${JSON.stringify(index.vocabularyWords())}\n`);
@@ -134,9 +160,14 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
     for (const b of bytes) await texts.write(b);
     records++;
   }
-  const end: BodyEnd = { frequenciesExact: index.recordsVersion === version };
+  const exact = index.recordsVersion === version;
+  const parts = {
+    lexical: binaryPart([...index.lexicalBinary()]),
+    windows: binaryPart(exact ? index.windowsBinary() : []),
+  };
+  const end: BodyEnd = { frequenciesExact: exact };
   await body.write(`${JSON.stringify(end)}\n`);
-  return records;
+  return { records, ...parts };
 }
 
 /** The body's last line. */
@@ -149,140 +180,155 @@ function withoutText(chunk: Chunk): Omit<Chunk, 'text'> {
   return { id: chunk.id, path: chunk.path, kind: chunk.kind, range: chunk.range, symbols: chunk.symbols };
 }
 
-/**
- * The lexical index's bytes in pieces (views of the index's own arrays, no copy), with their length and checksum:
- * a shared cache's header names them before they are written.
- */
-function lexicalSection(index: RepoIndex): { pieces: Uint8Array[]; section: Section } {
-  const pieces = [...index.lexicalBinary()];
-  const hash = createHash('sha256');
-  for (const piece of pieces) hash.update(piece);
-  const bytes = pieces.reduce((sum, piece) => sum + piece.length, 0);
-  return { pieces, section: { bytes, checksum: hash.digest('hex') } };
-}
-
 async function writePieces(handle: fs.FileHandle, pieces: Uint8Array[]): Promise<void> {
   for (const piece of pieces) await handle.write(piece);
 }
 
-/**
- * Replaces the index's lexical index by the `section.bytes` bytes of `file` from `offset`, once they match the
- * section's checksum; throws otherwise (the caller discards the whole cache).
- */
-async function readLexical(index: RepoIndex, file: string, offset: number, section: Section): Promise<void> {
+/** The `section.bytes` bytes at `place`, once they match the section's checksum; throws `what …` otherwise. */
+async function readSection(place: Place, section: Section, what: string): Promise<Buffer> {
   const data = Buffer.allocUnsafe(section.bytes);
-  const handle = await fs.open(file, 'r');
+  const handle = await fs.open(place.file, 'r');
   try {
     for (let filled = 0; filled < data.length;) {
-      const { bytesRead } = await handle.read(data, filled, data.length - filled, offset + filled);
-      if (bytesRead === 0) throw new Error('lexical index truncated');
+      const { bytesRead } = await handle.read(data, filled, data.length - filled, place.offset + filled);
+      if (bytesRead === 0) throw new Error(`${what} truncated`);
       filled += bytesRead;
     }
   } finally {
     await handle.close();
   }
   if (createHash('sha256').update(data).digest('hex') !== section.checksum)
-    throw new Error('lexical index checksum mismatch');
-  index.restoreLexical(data);
+    throw new Error(`${what} checksum mismatch`);
+  return data;
+}
+
+/** A cache's files, by part. */
+interface PartFiles {
+  body: string;
+  texts: string;
+  lexical: string;
+  windows: string;
 }
 
 /** A cache's parts written to temporary files (`writeParts`), and what its metadata says of them. */
 interface WrittenParts {
-  body: string;
-  texts: string;
-  lexical: string;
+  files: PartFiles;
   checksum: string;
   records: number;
-  textsSection: Section;
-  lexicalSection: Section;
+  texts: Section;
+  lexical: Section;
+  windows: Section;
 }
 
 /**
- * Writes the body (`writeBody`), the texts and the lexical index to temporary files named after `base` (their
- * final names, or the shared file's); removes them when any write fails.
+ * Writes the body (`writeBody`), the texts, the lexical index and the window stores to temporary files named after
+ * `base` (their final names, or the shared file's); removes them when any write fails.
  */
-async function writeParts(
-  index: RepoIndex,
-  base: { body: string; texts: string; lexical: string },
-): Promise<WrittenParts> {
+async function writeParts(index: RepoIndex, base: PartFiles): Promise<WrittenParts> {
   const temp = (file: string): string => `${file}.${process.pid}.tmp`;
-  const parts = { body: temp(base.body), texts: temp(base.texts), lexical: temp(base.lexical) };
+  const files = {
+    body: temp(base.body),
+    texts: temp(base.texts),
+    lexical: temp(base.lexical),
+    windows: temp(base.windows),
+  };
   const handles: fs.FileHandle[] = [];
+  const open = async (file: string): Promise<fs.FileHandle> => {
+    const handle = await fs.open(file, 'w');
+    handles.push(handle);
+    return handle;
+  };
   try {
-    const bodyHandle = await fs.open(parts.body, 'w');
-    handles.push(bodyHandle);
-    const textsHandle = await fs.open(parts.texts, 'w');
-    handles.push(textsHandle);
-    const body = new BatchWriter(bodyHandle);
-    const texts = new BatchWriter(textsHandle);
-    const records = await writeBody(index, body, texts);
+    const body = new BatchWriter(await open(files.body));
+    const texts = new BatchWriter(await open(files.texts));
+    const written = await writeBody(index, body, texts);
     const checksum = await body.end();
     const textsSection = { bytes: texts.bytes, checksum: await texts.end() };
-    const { pieces, section } = lexicalSection(index);
-    const lexicalHandle = await fs.open(parts.lexical, 'w');
-    handles.push(lexicalHandle);
-    await writePieces(lexicalHandle, pieces);
+    await writePieces(await open(files.lexical), written.lexical.pieces);
+    await writePieces(await open(files.windows), written.windows.pieces);
     await Promise.all(handles.splice(0).map((handle) => handle.close()));
-    return { ...parts, checksum, records, textsSection, lexicalSection: section };
+    return {
+      files,
+      checksum,
+      records: written.records,
+      texts: textsSection,
+      lexical: written.lexical.section,
+      windows: written.windows.section,
+    };
   } catch (error) {
     await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
-    await removeParts(parts);
+    await removeParts(files);
     throw error;
   }
 }
 
-async function removeParts(parts: { body: string; texts: string; lexical: string }): Promise<void> {
-  for (const file of [parts.body, parts.texts, parts.lexical]) await fs.rm(file, { force: true });
+async function removeParts(files: PartFiles): Promise<void> {
+  for (const file of Object.values(files)) await fs.rm(file, { force: true });
 }
 
+/** The parts of a shared cache file, in their order after its header line. */
+const SHARED_ORDER = ['lexical', 'windows', 'texts', 'body'] as const;
+
 /**
- * Writes the index as JSON lines (`writeBody`), its chunk texts and its lexical index as binary files beside them,
- * with a small metadata file holding the version and the checksums. Each file is written to a temporary name and
- * renamed, the metadata last: a crash, a full disk or a concurrent writer leaves files and metadata that do not
- * match, which the next load detects and discards.
+ * Writes the index as JSON lines (`writeBody`), its chunk texts, its lexical index and its window stores as binary
+ * files beside them, with a small metadata file holding the version and the checksums. Each file is written to a
+ * temporary name and renamed, the metadata last: a crash, a full disk or a concurrent writer leaves files and
+ * metadata that do not match, which the next load detects and discards.
  */
 export async function saveIndex(index: RepoIndex, cacheDir: string): Promise<void> {
   await fs.mkdir(cacheDir, { recursive: true });
-  const body = path.join(cacheDir, BODY_FILE);
-  const texts = path.join(cacheDir, TEXTS_FILE);
-  const lexical = path.join(cacheDir, LEXICAL_FILE);
+  const files = cacheFiles(cacheDir);
   const meta = path.join(cacheDir, META_FILE);
   const metaTemp = `${meta}.${process.pid}.tmp`;
-  const parts = await writeParts(index, { body, texts, lexical });
+  const parts = await writeParts(index, files);
   try {
     const content: CacheMeta = {
       version: CACHE_VERSION,
       checksum: parts.checksum,
       root: index.roots.id,
       records: parts.records,
-      lexical: parts.lexicalSection,
-      texts: parts.textsSection,
+      lexical: parts.lexical,
+      texts: parts.texts,
+      windows: parts.windows,
     };
     await fs.writeFile(metaTemp, JSON.stringify(content));
-    await fs.rename(parts.body, body);
-    await fs.rename(parts.texts, texts);
-    await fs.rename(parts.lexical, lexical);
+    for (const part of ['body', 'texts', 'lexical', 'windows'] as const)
+      await fs.rename(parts.files[part], files[part]);
     await fs.rename(metaTemp, meta);
   } catch (error) {
-    await removeParts(parts);
+    await removeParts(parts.files);
     await fs.rm(metaTemp, { force: true });
     throw error;
   }
 }
 
+function cacheFiles(cacheDir: string): PartFiles {
+  return {
+    body: path.join(cacheDir, BODY_FILE),
+    texts: path.join(cacheDir, TEXTS_FILE),
+    lexical: path.join(cacheDir, LEXICAL_FILE),
+    windows: path.join(cacheDir, WINDOWS_FILE),
+  };
+}
+
 /**
- * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, the lexical
- * index's bytes, the texts' (their lengths in the header), then the lines `saveIndex` writes. Keys are paths within
- * the workspace folders and nothing names this machine's folders; it holds what the index derived from the code
- * (symbols, chunks, windows, the lexical index) and no secret file, since those are never indexed. The parts are
- * written to temporary files beside it and joined under a temporary name, then renamed: a reader never sees half a
- * file.
+ * Writes the index as one file another checkout can warm-start from (`loadSharedIndex`): a header line, then the
+ * parts in `SHARED_ORDER`, the binary ones' lengths in the header, the lines `saveIndex` writes last. Keys are paths
+ * within the workspace folders and nothing names this machine's folders; it holds what the index derived from the
+ * code (symbols, chunks, windows, the lexical index) and no secret file, since those are never indexed. The parts
+ * are written to temporary files beside it and joined under a temporary name, then renamed: a reader never sees
+ * half a file.
  */
 export async function saveSharedIndex(index: RepoIndex, file: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  const parts = await writeParts(index, { body: `${file}.body`, texts: `${file}.texts`, lexical: `${file}.lexical` });
+  const parts = await writeParts(index, {
+    body: `${file}.body`,
+    texts: `${file}.texts`,
+    lexical: `${file}.lexical`,
+    windows: `${file}.windows`,
+  });
   const handle = await fs.open(temp, 'w').catch(async (error: unknown) => {
-    await removeParts(parts);
+    await removeParts(parts.files);
     throw error;
   });
   try {
@@ -291,12 +337,13 @@ export async function saveSharedIndex(index: RepoIndex, file: string): Promise<v
       version: CACHE_VERSION,
       layout: index.roots.layout,
       records: parts.records,
-      lexical: parts.lexicalSection,
-      texts: parts.textsSection,
+      lexical: parts.lexical,
+      windows: parts.windows,
+      texts: parts.texts,
       checksum: parts.checksum,
     };
     await handle.write(`${JSON.stringify(header)}\n`);
-    for (const part of [parts.lexical, parts.texts, parts.body]) await appendFile(handle, part);
+    for (const part of SHARED_ORDER) await appendFile(handle, parts.files[part]);
     await handle.close();
     await fs.rename(temp, file);
   } catch (error) {
@@ -304,7 +351,7 @@ export async function saveSharedIndex(index: RepoIndex, file: string): Promise<v
     await fs.rm(temp, { force: true });
     throw error;
   } finally {
-    await removeParts(parts);
+    await removeParts(parts.files);
   }
 }
 
@@ -337,10 +384,12 @@ export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<Loa
   if (meta.version !== CACHE_VERSION)
     return { ok: false, reason: `cache version ${meta.version} is not ${CACHE_VERSION}` };
   if (meta.root !== index.roots.id) return { ok: false, reason: 'cache belongs to other folders' };
+  const files = cacheFiles(cacheDir);
   return fill(index, meta, {
-    body: { file: path.join(cacheDir, BODY_FILE), offset: 0 },
-    texts: { file: path.join(cacheDir, TEXTS_FILE), offset: 0 },
-    lexical: { file: path.join(cacheDir, LEXICAL_FILE), offset: 0 },
+    body: { file: files.body, offset: 0 },
+    texts: { file: files.texts, offset: 0 },
+    lexical: { file: files.lexical, offset: 0 },
+    windows: { file: files.windows, offset: 0 },
   });
 }
 
@@ -367,14 +416,16 @@ export async function loadSharedIndex(index: RepoIndex, file: string): Promise<L
       ok: false,
       reason: `built for ${describeLayout(content.layout)}, this workspace has ${describeLayout(index.roots.layout)}`,
     };
-  if (!Number.isSafeInteger(content.lexical?.bytes)) return { ok: false, reason: 'corrupt cache: no lexical index' };
-  if (!Number.isSafeInteger(content.texts?.bytes)) return { ok: false, reason: 'corrupt cache: no texts' };
-  const textsStart = header.bytes + content.lexical.bytes;
-  const result = await fill(index, content, {
-    body: { file, offset: textsStart + content.texts.bytes },
-    texts: { file, offset: textsStart },
-    lexical: { file, offset: header.bytes },
-  });
+  const places: Partial<CacheParts> = {};
+  let offset = header.bytes;
+  for (const part of SHARED_ORDER) {
+    places[part] = { file, offset };
+    if (part === 'body') break;
+    const bytes = content[part]?.bytes;
+    if (!Number.isSafeInteger(bytes) || bytes < 0) return { ok: false, reason: `corrupt cache: no ${part} section` };
+    offset += bytes;
+  }
+  const result = await fill(index, content, places as CacheParts);
   if (result.ok) for (const record of index.files.values()) record.mtimeMs = UNVERIFIED_MTIME;
   return result;
 }
@@ -411,11 +462,16 @@ function describeLayout(layout: unknown): string {
   return 'other folders';
 }
 
-/** Where a cache's parts lie: a file each, or one file at three offsets (a shared cache). */
-interface CacheParts {
-  body: Place;
-  texts: Place;
-  lexical: Place;
+/** Where a cache's parts lie: a file each, or one file at four offsets (a shared cache). */
+type CacheParts = Record<keyof PartFiles, Place>;
+
+/** What a cache's metadata or header says of its parts. */
+interface PartsMeta {
+  checksum: string;
+  records: number;
+  lexical: Section;
+  texts: Section;
+  windows: Section;
 }
 
 interface Place {
@@ -428,11 +484,7 @@ interface Place {
  * `parts.body`) as it is read, then checks the whole against its checksum and record count, and reads the lexical
  * index; on any doubt it removes what it put.
  */
-async function fill(
-  index: RepoIndex,
-  meta: { checksum: string; records: number; lexical: Section; texts: Section },
-  parts: CacheParts,
-): Promise<LoadResult> {
+async function fill(index: RepoIndex, meta: PartsMeta, parts: CacheParts): Promise<LoadResult> {
   let textsAt: number;
   try {
     textsAt = copyTexts(index, parts.texts, meta.texts);
@@ -447,15 +499,12 @@ async function fill(
   }
 }
 
-async function fillBody(
-  index: RepoIndex,
-  meta: { checksum: string; records: number; lexical: Section; texts: Section },
-  parts: CacheParts,
-  textsStart: number,
-): Promise<LoadResult> {
+async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, textsStart: number): Promise<LoadResult> {
   const hash = createHash('sha256');
   let lines = 0;
   let remap: Int32Array | undefined;
+  // The window stores are taken whole when saved with the records, under the same word ids.
+  let windowsLater = false;
   let textsAt = textsStart;
   let end: BodyEnd | undefined;
   // A line that does not parse is remembered and the rest only hashed: a changed file is told from a corrupt one.
@@ -464,9 +513,11 @@ async function fillBody(
     for await (const line of fileLines(parts.body.file, hash, parts.body.offset)) {
       if (!corrupt) {
         try {
-          if (lines === 0) remap = vocabularyRemap(index, line);
-          else if (lines === 1) index.restoreFrequencies(JSON.parse(line) as [string, number][]);
-          else if (lines <= meta.records + 1) textsAt = restoreRecord(index, line, remap, textsAt);
+          if (lines === 0) {
+            remap = vocabularyRemap(index, line);
+            windowsLater = meta.windows?.bytes > 0 && remap === undefined;
+          } else if (lines === 1) index.restoreFrequencies(JSON.parse(line) as [string, number][]);
+          else if (lines <= meta.records + 1) textsAt = restoreRecord(index, line, remap, textsAt, windowsLater);
           else if (lines === meta.records + 2) end = JSON.parse(line) as BodyEnd;
         } catch (error) {
           corrupt = error as Error;
@@ -487,7 +538,8 @@ async function fillBody(
   else {
     try {
       if (!end?.frequenciesExact) index.recountFrequencies();
-      await readLexical(index, parts.lexical.file, parts.lexical.offset, meta.lexical);
+      index.restoreLexical(await readSection(parts.lexical, meta.lexical, 'lexical index'));
+      if (windowsLater) index.restoreWindows(await readSection(parts.windows, meta.windows, 'window stores'));
     } catch (error) {
       reason = `corrupt cache: ${(error as Error).message}`;
     }
@@ -542,17 +594,21 @@ function vocabularyRemap(index: RepoIndex, line: string): Int32Array | undefined
   return remap.every((id, i) => id === i) ? undefined : remap;
 }
 
-/** A body line: a file record with its windows and its chunks', its texts at `textsAt`; returns where the next's are. */
-function restoreRecord(index: RepoIndex, line: string, remap: Int32Array | undefined, textsAt: number): number {
+/**
+ * A body line: a file record with its windows and its chunks' (left for `RepoIndex.restoreWindows` when
+ * `windowsLater`), its texts at `textsAt`; returns where the next's are.
+ */
+function restoreRecord(
+  index: RepoIndex,
+  line: string,
+  remap: Int32Array | undefined,
+  textsAt: number,
+  windowsLater: boolean,
+): number {
   const { windows, chunkWindows, textBytes, ...record } = JSON.parse(line) as PersistedRecord;
-  const [fileWindows = []] = windows ? decodeWindowLists(windows, remap) : [];
-  index.restore(
-    record,
-    textBytes,
-    textsAt,
-    fileWindows,
-    chunkWindows ? decodeWindowLists(chunkWindows, remap) : undefined,
-  );
+  const [file = []] = windows && !windowsLater ? decodeWindowLists(windows, remap) : [];
+  const chunks = chunkWindows && !windowsLater ? decodeWindowLists(chunkWindows, remap) : undefined;
+  index.restore(record, textBytes, textsAt, windowsLater ? 'later' : { file, chunks });
   return textsAt + textBytes.reduce((sum, bytes) => sum + bytes, 0);
 }
 

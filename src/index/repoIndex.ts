@@ -1,4 +1,5 @@
 import { ChunkTexts } from './chunkTexts';
+import { ByteWriter, VarintReader } from './varint';
 import { ownString } from './ownStrings';
 import { dataFileReason } from './dataFile';
 import { extractFacts, textFacts } from './extract';
@@ -34,6 +35,20 @@ export interface FileRecord extends FileStat {
 export type TextlessRecord = Omit<FileRecord, 'facts'> & {
   facts: Omit<FileFacts, 'chunks'> & { chunks: Omit<Chunk, 'text'>[] };
 };
+
+/** A file's windows and each chunk's where known (`fileAndChunkWindows`, or a cache's). */
+export interface PutWindows {
+  file: readonly StoredWindow[];
+  chunks?: readonly (readonly StoredWindow[] | undefined)[];
+}
+
+interface PutOptions {
+  /** Whether the chunks go into BM25 (a cache's come with its own, `restoreLexical`). */
+  lexical: boolean;
+  /** None: the chunks' are made here. 'later': a restored record's, added by `restoreWindows`. */
+  windows?: PutWindows | 'later';
+  restored?: boolean;
+}
 
 export interface SymbolRef {
   path: string;
@@ -202,10 +217,10 @@ export class RepoIndex {
     }
     const data = dataFileReason(text);
     const record: FileRecord = { facts, hash, mtimeMs: stat.mtimeMs, size: stat.size };
-    if (data) this.put({ ...record, data }, true);
+    if (data) this.put({ ...record, data }, { lexical: true });
     else {
       const windows = fileAndChunkWindows(text, facts.chunks, this.vocabulary);
-      this.put(record, true, windows.file, windows.chunks);
+      this.put(record, { lexical: true, windows });
     }
     return true;
   }
@@ -213,15 +228,10 @@ export class RepoIndex {
   /**
    * Adds a record of the persisted cache, its chunks without their texts: those lie at `textsAt` in the texts' file,
    * `textBytes[i]` bytes each (`reserveTexts`, `writeTexts`), and its names are counted by `restoreFrequencies`,
-   * its chunks by `restoreLexical`. With the file's windows (none for a data file) and each chunk's.
+   * its chunks by `restoreLexical`. With the file's windows (none for a data file) and each chunk's, or 'later':
+   * `restoreWindows` adds them all at once.
    */
-  restore(
-    record: TextlessRecord,
-    textBytes: readonly number[],
-    textsAt: number,
-    windows: readonly StoredWindow[],
-    chunkWindows: readonly (readonly StoredWindow[] | undefined)[] | undefined,
-  ): void {
+  restore(record: TextlessRecord, textBytes: readonly number[], textsAt: number, windows: PutWindows | 'later'): void {
     const { chunks } = record.facts;
     if (textBytes.length !== chunks.length) throw new Error(`${chunks.length} chunks, ${textBytes.length} texts`);
     let at = textsAt;
@@ -230,7 +240,7 @@ export class RepoIndex {
       at += textBytes[i];
       return attached;
     });
-    this.put({ ...record, facts: { ...record.facts, chunks: stored } }, false, windows, chunkWindows, true);
+    this.put({ ...record, facts: { ...record.facts, chunks: stored } }, { lexical: false, windows, restored: true });
   }
 
   /**
@@ -254,6 +264,36 @@ export class RepoIndex {
   /** A chunk's text as UTF-8 (read from the texts' file undecoded): what the cache persists. */
   textBytes(chunk: Chunk): Buffer {
     return this.texts.bytesOf(chunk);
+  }
+
+  /**
+   * Both window stores in their persisted form (`restoreWindows`), in pieces: the file windows' byte count as a
+   * varint, their pieces, then the chunk windows'.
+   */
+  windowsBinary(): Uint8Array[] {
+    const files = [...this.fileWindows.writeBinary()];
+    const head = new ByteWriter(8);
+    head.varint(files.reduce((sum, piece) => sum + piece.length, 0));
+    return [head.finish(), ...files, ...this.chunkWindows.writeBinary()];
+  }
+
+  /**
+   * Adds the windows of the records restored without theirs (`restore` with 'later'), from `windowsBinary`'s bytes
+   * saved with them under the same vocabulary; a file or chunk no longer indexed gets none.
+   */
+  restoreWindows(data: Uint8Array): void {
+    const reader = new VarintReader(data);
+    const fileBytes = reader.next();
+    const split = reader.at + fileBytes;
+    if (split > data.length) throw new Error('window index: truncated');
+    this.fileWindows.restoreBinary(data.subarray(reader.at, split), (key) => {
+      const record = this.files.get(key);
+      return record && !record.data ? { key: record.facts.path, owner: record.facts.path } : undefined;
+    });
+    this.chunkWindows.restoreBinary(data.subarray(split), (key) => {
+      const chunk = this.chunkTable.get(key);
+      return chunk ? { key: chunk.id, owner: chunk } : undefined;
+    });
   }
 
   /** In how many files each identifier occurs: persisted, so that a warm start need not read every text. */
@@ -291,13 +331,7 @@ export class RepoIndex {
    * where known (`fileAndChunkWindows`, or a cache's); others are made here. A `restored` record's chunks are in the
    * texts' file already and its names counted by the caller (`restore`).
    */
-  private put(
-    record: FileRecord,
-    addToLexical = true,
-    windows: readonly StoredWindow[] = [],
-    storedChunkWindows?: readonly (readonly StoredWindow[] | undefined)[],
-    restored = false,
-  ): void {
+  private put(record: FileRecord, { lexical, windows, restored = false }: PutOptions): void {
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
     this.recordsVersion++;
@@ -321,9 +355,12 @@ export class RepoIndex {
       this.scopeStats.change(filePath, names, 1);
     }
     // A data file's words are not code: searching or counting them costs memory and finds nothing to imitate.
-    if (!record.data && addToLexical) this.lexical.add(record.facts.chunks);
+    if (!record.data && lexical) this.lexical.add(record.facts.chunks);
+    const later = windows === 'later';
     const tokens = record.facts.chunks.map((c, i) =>
-      record.data || c.kind === 'outline' ? undefined : (storedChunkWindows?.[i] ?? chunkWindows(c, this.vocabulary)),
+      record.data || c.kind === 'outline' || later
+        ? undefined
+        : (windows?.chunks?.[i] ?? chunkWindows(c, this.vocabulary)),
     );
     // Every reader of the texts above is done: from here they are read back from the file when asked for.
     if (!restored) record.facts.chunks = this.texts.store(record.facts.chunks);
@@ -331,7 +368,7 @@ export class RepoIndex {
       this.chunkTable.set(chunk.id, chunk);
       if (tokens[i]) this.chunkWindows.add(chunk.id, chunk, tokens[i]);
     });
-    if (!record.data) this.fileWindows.add(filePath, filePath, windows);
+    if (!record.data && !later) this.fileWindows.add(filePath, filePath, windows?.file ?? []);
     if (!existed) {
       const dir = dirOf(filePath);
       const set = this.dirFiles.get(dir);
@@ -372,7 +409,10 @@ export class RepoIndex {
     // Texts are read before the removal, which may rewrite the texts' file.
     const chunks = record.facts.chunks.map((c) => ({ ...c, text: c.text, path: to, id: to + c.id.slice(from.length) }));
     this.remove(from);
-    this.put({ ...record, facts: { ...record.facts, path: to, chunks } }, true, windows);
+    this.put(
+      { ...record, facts: { ...record.facts, path: to, chunks } },
+      { lexical: true, windows: { file: windows } },
+    );
     return true;
   }
 

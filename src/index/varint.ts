@@ -65,3 +65,19 @@ export class VarintReader {
     return value >>> 0;
   }
 }
+
+/** A string as its UTF-8 byte count and bytes. */
+export function writeString(writer: ByteWriter, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  writer.varint(bytes.length);
+  writer.append(bytes);
+}
+
+/** Reads a `writeString` string at `reader.at`; throws `what: truncated` past the end of `data`. */
+export function readString(data: Uint8Array, reader: VarintReader, what: string): string {
+  const length = reader.next();
+  const start = reader.at;
+  reader.at += length;
+  if (reader.at > data.length) throw new Error(`${what}: truncated`);
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8', start, reader.at);
+}

@@ -1,6 +1,6 @@
 import { ownString } from './ownStrings';
 import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
-import { ByteWriter, GROWTH, VarintReader } from './varint';
+import { ByteWriter, GROWTH, readString, VarintReader, writeString } from './varint';
 
 /**
  * Token interning shared by the window stores of one index, so that one query's ids serve all of them. Tokens are
@@ -103,6 +103,9 @@ const FOLD_MIN = 1 << 16;
  * 2^32 (their offsets are `Uint32Array`s), so the number stays exact (below 2^53).
  */
 const SPAN = 2 ** 21;
+
+/** The first bytes of the persisted form (`writeBinary`): another format is not read. */
+const FORMAT = 'repogate-windows-1';
 
 export interface WindowIndexOptions<T> {
   /**
@@ -307,6 +310,143 @@ export class WindowIndex<T> {
       previous = id;
     }
     return slot;
+  }
+
+  /**
+   * The index in its persisted form (`restoreBinary`), in pieces: a head written here, then views of the pool and the
+   * encoded postings, whose bytes later changes never overwrite (they append, or replace the arrays). Folds first.
+   * Head, varints: FORMAT; slots S, and per slot its pool offset's gap, id count, start and live flag; live windows;
+   * keys K, and per key its string, first slot and slot count; pool bytes; with postings (1, else 0): postings
+   * encoded, tokens T, T list byte counts, live counts L and the L counts.
+   */
+  *writeBinary(): Generator<Uint8Array> {
+    if (this.options.search && this.recent.count > 0) this.fold();
+    const slots = this.slotOwner.length;
+    const head = new ByteWriter(1 << 16);
+    writeString(head, FORMAT);
+    head.varint(slots);
+    for (let slot = 0, previous = 0; slot < slots; slot++) {
+      head.varint(this.slotOffset[slot] - previous);
+      previous = this.slotOffset[slot];
+      head.varint(this.slotLength[slot]);
+      head.varint(this.slotStart[slot]);
+      head.varint(this.slotLive[slot]);
+    }
+    head.varint(this.live);
+    head.varint(this.keySlots.size);
+    for (const [key, span] of this.keySlots) {
+      const count = span % SPAN;
+      writeString(head, key);
+      head.varint((span - count) / SPAN);
+      head.varint(count);
+    }
+    head.varint(this.pool.length);
+    const tokens = this.postingOffset.length - 1;
+    const postingBytes = this.postingOffset[tokens];
+    if (this.options.search) {
+      head.varint(1);
+      head.varint(this.encodedPostings);
+      head.varint(tokens);
+      for (let token = 0; token < tokens; token++)
+        head.varint(this.postingOffset[token + 1] - this.postingOffset[token]);
+      head.varint(this.vocabulary.size);
+      for (let id = 0; id < this.vocabulary.size; id++) head.varint(this.liveCount[id] ?? 0);
+    } else {
+      head.varint(0);
+    }
+    yield head.bytes.subarray(0, head.length);
+    yield this.pool.bytes.subarray(0, this.pool.length);
+    if (this.options.search) yield this.postingBytes.subarray(0, postingBytes);
+  }
+
+  /**
+   * Adds the windows `writeBinary` wrote, with the same vocabulary's ids, of the keys whose owner `ownerOf` finds
+   * (giving the key string to keep, the owner's own): an empty index takes the arrays as they are, the others'
+   * windows are dropped; an index that holds windows already (a file updated meanwhile) adds the keys it lacks one by
+   * one. Throws on another format or bytes that do not add up.
+   */
+  restoreBinary(data: Uint8Array, ownerOf: (key: string) => { key: string; owner: T } | undefined): void {
+    const reader = new VarintReader(data);
+    const format = readString(data, reader, 'window index');
+    if (format !== FORMAT) throw new Error(`window index: unknown format ${format}`);
+    const slots = reader.next();
+    const capacity = Math.max(slots, 1 << 12);
+    const offsets = new Uint32Array(capacity);
+    const lengths = new Uint32Array(capacity);
+    const starts = new Uint32Array(capacity);
+    const liveFlags = new Uint8Array(capacity);
+    for (let slot = 0, offset = 0; slot < slots; slot++) {
+      offsets[slot] = offset += reader.next();
+      lengths[slot] = reader.next();
+      starts[slot] = reader.next();
+      liveFlags[slot] = reader.next();
+    }
+    let live = reader.next();
+    const keys: { key: string; first: number; count: number }[] = [];
+    for (let k = reader.next(); k > 0; k--) {
+      const key = readString(data, reader, 'window index');
+      keys.push({ key, first: reader.next(), count: reader.next() });
+    }
+    const poolBytes = reader.next();
+    const search = reader.next() === 1;
+    let encoded = 0;
+    let postingOffset = new Uint32Array(1);
+    let liveCount = new Int32Array(1 << 12);
+    if (search) {
+      encoded = reader.next();
+      const tokens = reader.next();
+      postingOffset = new Uint32Array(tokens + 1);
+      for (let token = 0; token < tokens; token++) postingOffset[token + 1] = postingOffset[token] + reader.next();
+      const counted = reader.next();
+      liveCount = new Int32Array(Math.max(counted, 1 << 12));
+      for (let id = 0; id < counted; id++) liveCount[id] = reader.next();
+    }
+    const poolEnd = reader.at + poolBytes;
+    const postingsEnd = poolEnd + postingOffset[postingOffset.length - 1];
+    if (postingsEnd !== data.length || search !== Boolean(this.options.search))
+      throw new Error('window index: sizes do not add up');
+    const pool = data.subarray(reader.at, poolEnd);
+    if (this.slotOwner.length > 0 || this.keySlots.size > 0) {
+      for (const { key, first, count } of keys) {
+        const found = ownerOf(key);
+        if (!found || this.keySlots.has(found.key)) continue;
+        const windows = Array.from({ length: count }, (_, i) => ({
+          start: starts[first + i],
+          ids: decodeIds(pool, offsets[first + i], lengths[first + i]),
+        }));
+        this.add(found.key, found.owner, windows);
+      }
+      return;
+    }
+    const owners: (T | undefined)[] = new Array<T | undefined>(slots).fill(undefined);
+    this.pool = new ByteWriter(Math.max(1 << 16, poolBytes));
+    this.pool.append(pool);
+    for (const { key, first, count } of keys) {
+      const found = ownerOf(key);
+      if (found) {
+        this.keySlots.set(found.key, first * SPAN + count);
+        owners.fill(found.owner, first, first + count);
+        continue;
+      }
+      // A file gone since the save: its windows are dead slots, as a removal leaves them.
+      for (let slot = first; slot < first + count; slot++) {
+        if (search) for (const id of decodeIds(pool, offsets[slot], lengths[slot])) liveCount[id]--;
+        liveFlags[slot] = 0;
+        live--;
+      }
+    }
+    this.slotOffset = offsets;
+    this.slotLength = lengths;
+    this.slotStart = starts;
+    this.slotLive = liveFlags;
+    this.slotOwner = owners;
+    this.live = live;
+    if (search) {
+      this.postingOffset = postingOffset;
+      this.postingBytes = new Uint8Array(data.subarray(poolEnd, postingsEnd));
+      this.encodedPostings = encoded;
+      this.liveCount = liveCount;
+    }
   }
 
   /** Appends every token's recent postings to its encoded ones, and empties the recent lists. */

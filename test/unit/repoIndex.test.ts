@@ -350,20 +350,25 @@ describe('persistence', () => {
         reason: 'corrupt cache: lexical index checksum mismatch',
       });
       assert.strictEqual(index.files.size, 0);
-      // The texts' side file, one byte changed, then cut short.
-      await saveIndex(await built(SHOP), cache.dir);
-      const texts = path.join(cache.dir, 'texts.bin');
-      const good = await fs.readFile(texts);
-      const changed = Buffer.from(good);
-      changed[changed.length >> 1] ^= 1;
-      for (const [content, reason] of [
-        [changed, 'corrupt cache: texts checksum mismatch'],
-        [good.subarray(0, good.length >> 1), 'corrupt cache: texts truncated'],
-      ] as const) {
-        await fs.writeFile(texts, content);
-        const again = new RepoIndex(SHOP);
-        assert.deepEqual(await loadIndex(again, cache.dir), { ok: false, reason });
-        assert.strictEqual(again.files.size, 0);
+      // The texts' and the window stores' side files, one byte changed, then cut short.
+      for (const [file, what] of [
+        ['texts.bin', 'texts'],
+        ['windows.bin', 'window stores'],
+      ]) {
+        await saveIndex(await built(SHOP), cache.dir);
+        const side = path.join(cache.dir, file);
+        const good = await fs.readFile(side);
+        const changed = Buffer.from(good);
+        changed[changed.length >> 1] ^= 1;
+        for (const [content, reason] of [
+          [changed, `corrupt cache: ${what} checksum mismatch`],
+          [good.subarray(0, good.length >> 1), `corrupt cache: ${what} truncated`],
+        ] as const) {
+          await fs.writeFile(side, content);
+          const again = new RepoIndex(SHOP);
+          assert.deepEqual(await loadIndex(again, cache.dir), { ok: false, reason }, file);
+          assert.strictEqual(again.files.size, 0);
+        }
       }
     } finally {
       await cache.cleanup();
