@@ -53,13 +53,7 @@ export class ChunkTexts {
    * `unreserve`, `compact` waits.
    */
   reserve(bytes: number): number | undefined {
-    if (this.failed) return undefined;
-    try {
-      if (this.fd === undefined) this.open();
-    } catch {
-      this.failed = true;
-      return undefined;
-    }
+    if (!this.opened()) return undefined;
     const at = this.size;
     this.size += bytes;
     this.reservations++;
@@ -140,20 +134,24 @@ export class ChunkTexts {
 
   /** Writes `bytes` at the file's end and returns where, or undefined when the file cannot be written. */
   private append(bytes: Buffer): number | undefined {
-    if (this.failed) return undefined;
-    try {
-      if (this.fd === undefined) this.open();
-      for (let written = 0; written < bytes.length;)
-        written += writeSync(this.fd!, bytes, written, bytes.length - written, this.size + written);
-    } catch {
-      // A full disk or a read-only temp folder: this and later texts stay in memory.
-      this.failed = true;
-      return undefined;
-    }
     const at = this.size;
+    if (!this.opened() || !this.writeAt(at, bytes)) return undefined;
     this.size += bytes.length;
     this.live += bytes.length;
     return at;
+  }
+
+  /** Whether the file is open, opening it first; false once it could not be (or written). */
+  private opened(): boolean {
+    if (this.failed) return false;
+    try {
+      if (this.fd === undefined) this.open();
+      return true;
+    } catch {
+      // A full disk or a read-only temp folder: this and later texts stay in memory.
+      this.failed = true;
+      return false;
+    }
   }
 
   private open(): void {
