@@ -176,6 +176,7 @@ function taskFiles() {
   return inputs.recall.map((name) => {
     const repo = repoOf(name);
     const own = join(root, '.bench', 'tasks', `${name}-${repo.commit.slice(0, 8)}-uniform-100.jsonl`);
+    fs.mkdirSync(dirname(own), { recursive: true }); // make-tasks writes only into a folder that exists
     if (!fs.existsSync(own)) run('node', [cli, 'make-tasks', join(root, '.bench', 'repos', name), '--out', own]);
     const inWorkspace = join(work, 'tasks', `${name}.jsonl`);
     fs.mkdirSync(dirname(inWorkspace), { recursive: true });
