@@ -24,7 +24,8 @@ const WRITE_BATCH = 1 << 20;
 
 /**
  * A file record as a line of the cache: its chunks without their texts, whose lengths in bytes `textBytes` gives;
- * with its windows and its chunks' (`RepoIndex.persistedWindows`).
+ * with its windows and its chunks' (`RepoIndex.persistedWindows`) only when the window stores could not be saved
+ * whole (`writeParts`).
  */
 type PersistedRecord = TextlessRecord & {
   textBytes: number[];
@@ -130,25 +131,28 @@ function binaryPart(pieces: Uint8Array[]): BinaryPart {
 /** What `writeBody` wrote, and the binary parts taken when it ended. */
 interface Body {
   records: number;
+  /** Whether no record changed while the body was written. */
+  exact: boolean;
   lexical: BinaryPart;
   /** Empty when records changed while the body was written: the load then takes each record's own windows. */
   windows: BinaryPart;
 }
 
 /**
- * Writes the index's lines to `body` (the windows' vocabulary, the identifier frequencies, a file record with its
- * windows each, then whether the frequencies are the records') and the records' chunk texts to `texts`, in the same
- * order. The index is never held as one string; it may change meanwhile (a query's file update): each record is
- * written whole, and the frequencies and whole window stores are marked as not the records' (the load then counts
- * the frequencies and takes each record's windows). BM25 and the window stores are taken as the last record is.
+ * Writes the index's lines to `body` (the windows' vocabulary, the identifier frequencies, a file record each, with
+ * its windows when `ownWindows`, then whether the frequencies are the records') and the records' chunk texts to
+ * `texts`, in the same order. The index is never held as one string; it may change meanwhile (a query's file
+ * update): each record is written whole, and the frequencies and whole window stores are marked as not the records'
+ * (the load then counts the frequencies; `writeParts` writes again with `ownWindows`). BM25 and the window stores
+ * are taken as the last record is.
  */
-async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter): Promise<Body> {
+async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter, ownWindows: boolean): Promise<Body> {
   const version = index.recordsVersion;
   let records = 0;
   await body.write(`${JSON.stringify(index.vocabularyWords())}\n`);
   await body.write(`${JSON.stringify([...index.frequencies()])}\n`);
   for (const record of index.files.values()) {
-    const windows = index.persistedWindows(record.facts.path);
+    const windows = ownWindows ? index.persistedWindows(record.facts.path) : undefined;
     const bytes = record.facts.chunks.map((chunk) => index.textBytes(chunk));
     const line: PersistedRecord = {
       ...record,
@@ -163,11 +167,11 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
   const exact = index.recordsVersion === version;
   const parts = {
     lexical: binaryPart([...index.lexicalBinary()]),
-    windows: binaryPart(exact ? index.windowsBinary() : []),
+    windows: binaryPart(exact && !ownWindows ? index.windowsBinary() : []),
   };
   const end: BodyEnd = { frequenciesExact: exact };
   await body.write(`${JSON.stringify(end)}\n`);
-  return { records, ...parts };
+  return { records, exact, ...parts };
 }
 
 /** The body's last line. */
@@ -222,9 +226,18 @@ interface WrittenParts {
 
 /**
  * Writes the body (`writeBody`), the texts, the lexical index and the window stores to temporary files named after
- * `base` (their final names, or the shared file's); removes them when any write fails.
+ * `base` (their final names, or the shared file's); removes them when any write fails. The window stores are saved
+ * whole, and the records without theirs (a third of the body, parsed for nothing on a warm start); when a record
+ * changed meanwhile the stores are not the records', and the body is written again with each record's own windows.
  */
 async function writeParts(index: RepoIndex, base: PartFiles): Promise<WrittenParts> {
+  const whole = await writePartsOnce(index, base, false);
+  if (whole.windows.bytes > 0) return whole;
+  await removeParts(whole.files);
+  return writePartsOnce(index, base, true);
+}
+
+async function writePartsOnce(index: RepoIndex, base: PartFiles, ownWindows: boolean): Promise<WrittenParts> {
   const temp = (file: string): string => `${file}.${process.pid}.tmp`;
   const files = {
     body: temp(base.body),
@@ -241,7 +254,7 @@ async function writeParts(index: RepoIndex, base: PartFiles): Promise<WrittenPar
   try {
     const body = new BatchWriter(await open(files.body));
     const texts = new BatchWriter(await open(files.texts));
-    const written = await writeBody(index, body, texts);
+    const written = await writeBody(index, body, texts, ownWindows);
     const checksum = await body.end();
     const textsSection = { bytes: texts.bytes, checksum: await texts.end() };
     await writePieces(await open(files.lexical), written.lexical.pieces);
@@ -503,7 +516,7 @@ async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, te
   const hash = createHash('sha256');
   let lines = 0;
   let remap: Int32Array | undefined;
-  // The window stores are taken whole when saved with the records, under the same word ids.
+  // The window stores are taken whole when saved with the records (their ids remapped when the vocabulary's differ).
   let windowsLater = false;
   let textsAt = textsStart;
   let end: BodyEnd | undefined;
@@ -515,7 +528,7 @@ async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, te
         try {
           if (lines === 0) {
             remap = vocabularyRemap(index, line);
-            windowsLater = meta.windows?.bytes > 0 && remap === undefined;
+            windowsLater = meta.windows?.bytes > 0;
           } else if (lines === 1) index.restoreFrequencies(JSON.parse(line) as [string, number][]);
           else if (lines <= meta.records + 1) textsAt = restoreRecord(index, line, remap, textsAt, windowsLater);
           else if (lines === meta.records + 2) end = JSON.parse(line) as BodyEnd;
@@ -539,7 +552,7 @@ async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, te
     try {
       if (!end?.frequenciesExact) index.recountFrequencies();
       index.restoreLexical(await readSection(parts.lexical, meta.lexical, 'lexical index'));
-      if (windowsLater) index.restoreWindows(await readSection(parts.windows, meta.windows, 'window stores'));
+      if (windowsLater) index.restoreWindows(await readSection(parts.windows, meta.windows, 'window stores'), remap);
     } catch (error) {
       reason = `corrupt cache: ${(error as Error).message}`;
     }

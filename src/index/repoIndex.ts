@@ -279,9 +279,10 @@ export class RepoIndex {
 
   /**
    * Adds the windows of the records restored without theirs (`restore` with 'later'), from `windowsBinary`'s bytes
-   * saved with them under the same vocabulary; a file or chunk no longer indexed gets none.
+   * saved with them under the vocabulary `restoreVocabulary` interned (its `remap` when the ids differ); a file or
+   * chunk no longer indexed gets none.
    */
-  restoreWindows(data: Uint8Array): void {
+  restoreWindows(data: Uint8Array, remap?: Int32Array): void {
     const reader = new VarintReader(data);
     const fileBytes = reader.next();
     const split = reader.at + fileBytes;
@@ -289,11 +290,11 @@ export class RepoIndex {
     this.fileWindows.restoreBinary(data.subarray(reader.at, split), (key) => {
       const record = this.files.get(key);
       return record && !record.data ? { key: record.facts.path, owner: record.facts.path } : undefined;
-    });
+    }, remap);
     this.chunkWindows.restoreBinary(data.subarray(split), (key) => {
       const chunk = this.chunkTable.get(key);
       return chunk ? { key: chunk.id, owner: chunk } : undefined;
-    });
+    }, remap);
   }
 
   /** In how many files each identifier occurs: persisted, so that a warm start need not read every text. */

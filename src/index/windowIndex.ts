@@ -362,10 +362,15 @@ export class WindowIndex<T> {
   /**
    * Adds the windows `writeBinary` wrote, with the same vocabulary's ids, of the keys whose owner `ownerOf` finds
    * (giving the key string to keep, the owner's own): an empty index takes the arrays as they are, the others'
-   * windows are dropped; an index that holds windows already (a file updated meanwhile) adds the keys it lacks one by
-   * one. Throws on another format or bytes that do not add up.
+   * windows are dropped; an index that holds windows already (a file updated meanwhile), or whose vocabulary gave the
+   * saved words other ids (`remap`, saved id to id here), adds the keys it lacks one by one. Throws on another format
+   * or bytes that do not add up.
    */
-  restoreBinary(data: Uint8Array, ownerOf: (key: string) => { key: string; owner: T } | undefined): void {
+  restoreBinary(
+    data: Uint8Array,
+    ownerOf: (key: string) => { key: string; owner: T } | undefined,
+    remap?: Int32Array,
+  ): void {
     const reader = new VarintReader(data);
     const format = readString(data, reader, 'window index');
     if (format !== FORMAT) throw new Error(`window index: unknown format ${format}`);
@@ -406,14 +411,14 @@ export class WindowIndex<T> {
     if (postingsEnd !== data.length || search !== Boolean(this.options.search))
       throw new Error('window index: sizes do not add up');
     const pool = data.subarray(reader.at, poolEnd);
-    if (this.slotOwner.length > 0 || this.keySlots.size > 0) {
+    if (remap || this.slotOwner.length > 0 || this.keySlots.size > 0) {
       for (const { key, first, count } of keys) {
         const found = ownerOf(key);
         if (!found || this.keySlots.has(found.key)) continue;
-        const windows = Array.from({ length: count }, (_, i) => ({
-          start: starts[first + i],
-          ids: decodeIds(pool, offsets[first + i], lengths[first + i]),
-        }));
+        const windows = Array.from({ length: count }, (_, i) => {
+          const ids = decodeIds(pool, offsets[first + i], lengths[first + i]);
+          return { start: starts[first + i], ids: remap ? remapIds(ids, remap) : ids };
+        });
         this.add(found.key, found.owner, windows);
       }
       return;
@@ -496,6 +501,11 @@ function decodeIds(bytes: Uint8Array, offset: number, length: number): Int32Arra
   const reader = new VarintReader(bytes, offset);
   for (let i = 0, id = 0; i < length; i++) ids[i] = id += reader.next();
   return ids;
+}
+
+/** Sorted ids under another numbering: a window's ids are distinct, and stay so under a one-to-one remap. */
+function remapIds(ids: Int32Array, remap: Int32Array): Int32Array {
+  return ids.map((id) => remap[id]).sort();
 }
 
 /** The slots of a key's span (`SPAN`). */

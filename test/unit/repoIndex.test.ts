@@ -243,6 +243,8 @@ describe('persistence', () => {
         cold.similarWindows(['import', 'UserRepo', 'from'], 1)[0].start === 0,
         'a file head matches its imports',
       );
+      // Saved whole beside the records, the windows are not repeated in each record's line.
+      assert.ok(!(await fs.readFile(path.join(cache.dir, 'index.jsonl'), 'utf8')).includes('"chunkWindows"'));
       // Into an index whose vocabulary numbers words otherwise, the persisted ids are mapped: the same answers.
       const mixed = new RepoIndex(SHOP);
       await mixed.update('zz/other.ts', 'const zzz = repo;\nexport function user(email: string) {}\n');
@@ -308,6 +310,11 @@ describe('persistence', () => {
       assert.strictEqual(warm.files.has(last), false);
       assert.strictEqual(warm.frequency(own), 0, own);
       assert.strictEqual(warm.frequency('findByEmail'), index.frequency('findByEmail'));
+      // The window stores were not the records' once one changed: the body was written again with each record's own.
+      assert.ok((await fs.readFile(path.join(cache.dir, 'index.jsonl'), 'utf8')).includes('"chunkWindows"'));
+      const tokens = ['findByEmail', 'user', 'repo', 'async', 'return'];
+      assert.ok(index.similarWindows(tokens, 10).length > 0);
+      assert.deepStrictEqual(warm.similarWindows(tokens, 10), index.similarWindows(tokens, 10));
       for (const i of [index, warm]) i.dispose();
     } finally {
       await cache.cleanup();
