@@ -117,6 +117,8 @@ export class ChunkTexts {
   }
 
   read(at: number, bytes: number): string {
+    // An empty text shares its offset with the next text: remembered under that offset, it would stand for both.
+    if (bytes === 0) return '';
     let text = this.recent.get(at);
     if (text === undefined) {
       text = readBytes(this.fd, at, bytes).toString('utf8');

@@ -37,6 +37,9 @@ describe('chunk texts on disk', () => {
     assert.ok(compactions > 3, `compacted ${compactions} times`);
     const one = [...live.values()][0];
     assert.deepEqual(JSON.parse(JSON.stringify(one)), { ...chunk(one.id, one.text) });
+    // An empty text lies where the next one starts: each still reads as its own.
+    const [empty, after] = texts.store([chunk('e', ''), chunk('f', 'const f = 1;')]);
+    assert.deepEqual([empty.text, after.text], ['', 'const f = 1;']);
     texts.close();
   });
 
