@@ -93,6 +93,36 @@ export class ChunkTexts {
     return Buffer.from(chunk.text, 'utf8');
   }
 
+  /**
+   * The texts of `chunks` as `bytesOf` gives them, each run of texts stored one after another (a file's chunks) read
+   * at once: a save reads every text, and a read each cost a tenth of a save at 100,000 files.
+   */
+  bytesOfAll(chunks: readonly Chunk[]): Buffer[] {
+    const texts: Buffer[] = [];
+    for (let i = 0; i < chunks.length; ) {
+      const first = chunks[i];
+      if (!(first instanceof StoredChunk) || first.bytes === 0) {
+        texts.push(this.bytesOf(first));
+        i++;
+        continue;
+      }
+      let end = i + 1;
+      let length = first.bytes;
+      for (let next = chunks[end]; next instanceof StoredChunk && next.bytes > 0; next = chunks[end]) {
+        if (next.offset !== first.offset + length) break;
+        length += next.bytes;
+        end++;
+      }
+      const run = readBytes(this.fd, first.offset, length);
+      for (let at = 0; i < end; i++) {
+        const bytes = (chunks[i] as StoredChunk).bytes;
+        texts.push(run.subarray(at, at + bytes));
+        at += bytes;
+      }
+    }
+    return texts;
+  }
+
   /** Forgets chunks no longer indexed; `compact` is then due when it returns true. */
   release(chunks: readonly Chunk[]): boolean {
     for (const chunk of chunks) if (chunk instanceof StoredChunk) this.live -= chunk.bytes;

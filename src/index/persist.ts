@@ -153,7 +153,7 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
   await body.write(`${JSON.stringify([...index.frequencies()])}\n`);
   for (const record of index.files.values()) {
     const windows = ownWindows ? index.persistedWindows(record.facts.path) : undefined;
-    const bytes = record.facts.chunks.map((chunk) => index.textBytes(chunk));
+    const bytes = index.textBytes(record.facts.chunks);
     const line: PersistedRecord = {
       ...record,
       facts: { ...record.facts, chunks: record.facts.chunks.map(withoutText) },

@@ -261,9 +261,9 @@ export class RepoIndex {
     this.compactTexts();
   }
 
-  /** A chunk's text as UTF-8 (read from the texts' file undecoded): what the cache persists. */
-  textBytes(chunk: Chunk): Buffer {
-    return this.texts.bytesOf(chunk);
+  /** Chunks' texts as UTF-8 (read from the texts' file undecoded): what the cache persists. */
+  textBytes(chunks: readonly Chunk[]): Buffer[] {
+    return this.texts.bytesOfAll(chunks);
   }
 
   /**

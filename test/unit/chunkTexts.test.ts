@@ -40,6 +40,13 @@ describe('chunk texts on disk', () => {
     // An empty text lies where the next one starts: each still reads as its own.
     const [empty, after] = texts.store([chunk('e', ''), chunk('f', 'const f = 1;')]);
     assert.deepEqual([empty.text, after.text], ['', 'const f = 1;']);
+    // Read together, runs stored one after another at once: the same bytes as each alone, in the order asked.
+    const run = texts.store([chunk('r1', 'const r = 1;'), chunk('r2', ''), chunk('r3', 'let é = 2;')]);
+    const mixed = [...run, chunk('plain', 'in memory'), ...live.values(), run[0]];
+    assert.deepEqual(
+      texts.bytesOfAll(mixed).map((b) => b.toString('utf8')),
+      mixed.map((c) => c.text),
+    );
     texts.close();
   });
 

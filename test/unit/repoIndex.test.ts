@@ -300,9 +300,9 @@ describe('persistence', () => {
       const own = index.facts(last)!.symbols.find((s) => index.frequency(s.name) === 1)!.name;
       // The last file goes while the first is written (as a query's update would): the save holds it no more.
       const textBytes = index.textBytes.bind(index);
-      index.textBytes = (chunk) => {
+      index.textBytes = (chunks) => {
         index.remove(last);
-        return textBytes(chunk);
+        return textBytes(chunks);
       };
       await saveIndex(index, cache.dir);
       const warm = new RepoIndex(SHOP);
