@@ -99,7 +99,7 @@ export class ChunkTexts {
    */
   bytesOfAll(chunks: readonly Chunk[]): Buffer[] {
     const texts: Buffer[] = [];
-    for (let i = 0; i < chunks.length; ) {
+    for (let i = 0; i < chunks.length;) {
       const first = chunks[i];
       if (!(first instanceof StoredChunk) || first.bytes === 0) {
         texts.push(this.bytesOf(first));

@@ -287,14 +287,22 @@ export class RepoIndex {
     const fileBytes = reader.next();
     const split = reader.at + fileBytes;
     if (split > data.length) throw new Error('window index: truncated');
-    this.fileWindows.restoreBinary(data.subarray(reader.at, split), (key) => {
-      const record = this.files.get(key);
-      return record && !record.data ? { key: record.facts.path, owner: record.facts.path } : undefined;
-    }, remap);
-    this.chunkWindows.restoreBinary(data.subarray(split), (key) => {
-      const chunk = this.chunkTable.get(key);
-      return chunk ? { key: chunk.id, owner: chunk } : undefined;
-    }, remap);
+    this.fileWindows.restoreBinary(
+      data.subarray(reader.at, split),
+      (key) => {
+        const record = this.files.get(key);
+        return record && !record.data ? { key: record.facts.path, owner: record.facts.path } : undefined;
+      },
+      remap,
+    );
+    this.chunkWindows.restoreBinary(
+      data.subarray(split),
+      (key) => {
+        const chunk = this.chunkTable.get(key);
+        return chunk ? { key: chunk.id, owner: chunk } : undefined;
+      },
+      remap,
+    );
   }
 
   /** In how many files each identifier occurs: persisted, so that a warm start need not read every text. */
