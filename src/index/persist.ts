@@ -131,10 +131,8 @@ function binaryPart(pieces: Uint8Array[]): BinaryPart {
 /** What `writeBody` wrote, and the binary parts taken when it ended. */
 interface Body {
   records: number;
-  /** Whether no record changed while the body was written. */
-  exact: boolean;
   lexical: BinaryPart;
-  /** Empty when records changed while the body was written: the load then takes each record's own windows. */
+  /** Empty when the records hold their own windows, or changed while the body was written (`writeParts`). */
   windows: BinaryPart;
 }
 
@@ -171,7 +169,7 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
   };
   const end: BodyEnd = { frequenciesExact: exact };
   await body.write(`${JSON.stringify(end)}\n`);
-  return { records, exact, ...parts };
+  return { records, ...parts };
 }
 
 /** The body's last line. */
