@@ -40,7 +40,7 @@ export class ParseThread {
     this.worker.on('message', (reply: ParseReply) => {
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
-      resolve?.('facts' in reply ? sharedStrings(reply.facts) : undefined);
+      resolve?.('facts' in reply ? reply.facts : undefined);
     });
     // An exit (out of memory, terminated) or an error that ends the thread: the caller parses what is left.
     this.worker.on('error', () => this.end());
@@ -72,38 +72,4 @@ export class ParseThread {
     for (const resolve of this.pending.values()) resolve(undefined);
     this.pending.clear();
   }
-}
-
-/** Kinds and language names: a few values, each held once for the whole index. */
-const constants = new Map<string, string>();
-
-/**
- * A message brings every string as a copy of its own (a chunk's path, each kind, a name used by several symbols):
- * each is made one string again, as a parse on this thread would have left them, and then some.
- */
-function sharedStrings(facts: FileFacts): FileFacts {
-  const seen = new Map<string, string>([[facts.path, facts.path]]);
-  const one = <T extends string>(text: T): T => (seen.get(text) ?? seen.set(text, text).get(text)!) as T;
-  const constant = <T extends string>(text: T): T => (constants.get(text) ?? constants.set(text, text).get(text)!) as T;
-  facts.language = constant(facts.language);
-  for (const symbol of facts.symbols) {
-    symbol.name = one(symbol.name);
-    symbol.kind = constant(symbol.kind);
-    if (symbol.container) symbol.container = one(symbol.container);
-  }
-  for (const chunk of facts.chunks) {
-    chunk.path = facts.path;
-    chunk.kind = constant(chunk.kind);
-    chunk.symbols = chunk.symbols.map(one);
-  }
-  for (const binding of facts.imports) {
-    binding.names = binding.names.map(one);
-    binding.imported = binding.imported.map(one);
-  }
-  for (const type of facts.types) {
-    type.name = one(type.name);
-    type.typeNames = type.typeNames.map(one);
-    if (type.container) type.container = one(type.container);
-  }
-  return facts;
 }

@@ -13,6 +13,7 @@ import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import { WorkspaceRoots, type IndexRoot } from './roots';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
+import { shareStrings } from './sharedStrings';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
 import { chunkWindows, encodeWindowLists, fileAndChunkWindows } from './windows';
@@ -101,8 +102,6 @@ export class RepoIndex {
    * lets callers cache how names resolve through re-exports while a file is being typed in.
    */
   exportsVersion = 0;
-  /** Per file, its top-level names and imports: what `exportsVersion` watches. */
-  private readonly exportShapes = new Map<string, ExportShape>();
   /** The change that made each `exportsVersion` after `exportLogBase` (see `exportChangesSince`). */
   private exportLog: ExportChange[] = [];
   private exportLogBase = 0;
@@ -261,6 +260,15 @@ export class RepoIndex {
     this.compactTexts();
   }
 
+  /**
+   * Copies each symbol table's lists at their length: one grown by appending keeps room for 16 more refs or half its
+   * length, 25 MB at 100,000 files. Called once a build has put its records.
+   */
+  trimTables(): void {
+    for (const table of [this.symbolTable, this.topLevelTable])
+      for (const [name, refs] of table) table.set(name, refs.slice());
+  }
+
   /** Chunks' texts as UTF-8 (read from the texts' file undecoded): what the cache persists. */
   textBytes(chunks: readonly Chunk[]): Buffer[] {
     return this.texts.bytesOfAll(chunks);
@@ -316,7 +324,10 @@ export class RepoIndex {
    */
   restoreFrequencies(entries: Iterable<[string, number]>): void {
     this.scopeStats.clear();
-    for (const [name, count] of entries) this.fileFrequency.set(name, (this.fileFrequency.get(name) ?? 0) + count);
+    for (const [name, count] of entries) {
+      const known = this.fileFrequency.get(name);
+      this.fileFrequency.set(known === undefined ? this.ownName(name) : name, (known ?? 0) + count);
+    }
   }
 
   /** Counts the identifier frequencies anew from every record's texts: a cache's were of other records. */
@@ -330,9 +341,16 @@ export class RepoIndex {
   private countNames(names: Iterable<string>): void {
     for (const name of names) {
       const count = this.fileFrequency.get(name);
-      // A new name is a slice of a chunk's text, which it would keep alive.
-      this.fileFrequency.set(count === undefined ? ownString(name) : name, (count ?? 0) + 1);
+      this.fileFrequency.set(count === undefined ? this.ownName(name) : name, (count ?? 0) + 1);
     }
+  }
+
+  /**
+   * `name` as the index holds it: the vocabulary's copy when it has one (a cache's line or a chunk's text brings a
+   * copy of its own), else a flat copy, since a slice would keep the text it was read from alive.
+   */
+  private ownName(name: string): string {
+    return this.vocabulary.canonical(name) ?? ownString(name);
   }
 
   /**
@@ -341,13 +359,14 @@ export class RepoIndex {
    * texts' file already and its names counted by the caller (`restore`).
    */
   private put(record: FileRecord, { lexical, windows, restored = false }: PutOptions): void {
+    // A message's or a cache line's strings are copies of their own; the vocabulary holds a name once.
+    shareStrings(record.facts, (word) => this.vocabulary.canonical(word));
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
     this.recordsVersion++;
-    const shape = exportShape(record.facts);
-    const change = shapeChange(filePath, this.exportShapes.get(filePath), shape);
+    // What `exportsVersion` watches is read from the record replaced, which is still in `files`.
+    const change = shapeChange(filePath, this.files.get(filePath)?.facts, record.facts);
     if (change) this.exportShapeChanged(change);
-    this.exportShapes.set(filePath, shape);
     this.detach(filePath);
     this.files.set(filePath, record);
     this.resolvedImports.delete(filePath);
@@ -393,7 +412,6 @@ export class RepoIndex {
     this.recordsVersion++;
     this.detach(filePath);
     this.files.delete(filePath);
-    this.exportShapes.delete(filePath);
     if (filePath.endsWith('.d.ts')) this.ambient = undefined;
     this.parser.forget(filePath);
     this.sourceLines.forget(filePath);
@@ -657,23 +675,27 @@ export class RepoIndex {
 const EXPORT_LOG = 4096;
 
 /** A file's top-level names and its import bindings: all that decides how a name resolves through it. */
-interface ExportShape {
-  names: Set<string>;
-  imports: string;
+/** A file's top-level names and imports: what `exportsVersion` watches. */
+function topLevelNames(facts: FileFacts): Set<string> {
+  return new Set(facts.symbols.filter((s) => !s.container).map((s) => s.name));
 }
 
-function exportShape(facts: FileFacts): ExportShape {
-  const names = new Set(facts.symbols.filter((s) => !s.container).map((s) => s.name));
-  const imports = facts.imports.map((b) => `${b.specifier}\0${b.names.join(',')}\0${b.imported.join(',')}`);
-  return { names, imports: imports.join('\n') };
+function sameImports(a: readonly ImportBinding[], b: readonly ImportBinding[]): boolean {
+  const same = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((n, i) => n === y[i]);
+  return (
+    a.length === b.length &&
+    a.every((x, i) => x.specifier === b[i].specifier && same(x.names, b[i].names) && same(x.imported, b[i].imported))
+  );
 }
 
-/** What differs between a file's shapes: the names declared in one only, or everything when the imports differ. */
-function shapeChange(path: string, before: ExportShape | undefined, after: ExportShape): ExportChange | undefined {
-  if (!before || before.imports !== after.imports) return { path };
+/** What differs between a file's facts: the names declared in one only, or everything when the imports differ. */
+function shapeChange(path: string, before: FileFacts | undefined, after: FileFacts): ExportChange | undefined {
+  if (!before || !sameImports(before.imports, after.imports)) return { path };
+  const was = topLevelNames(before);
+  const is = topLevelNames(after);
   const names = new Set<string>();
-  for (const name of before.names) if (!after.names.has(name)) names.add(name);
-  for (const name of after.names) if (!before.names.has(name)) names.add(name);
+  for (const name of was) if (!is.has(name)) names.add(name);
+  for (const name of is) if (!was.has(name)) names.add(name);
   return names.size ? { path, names } : undefined;
 }
 

@@ -18,6 +18,12 @@ export class Vocabulary {
     return this.names[id];
   }
 
+  /** The vocabulary's own copy of `word`, if it holds the word. */
+  canonical(word: string): string | undefined {
+    const id = this.ids.get(word);
+    return id === undefined ? undefined : this.names[id];
+  }
+
   /** Every word by its id. */
   words(): readonly string[] {
     return this.names;

@@ -128,6 +128,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   } finally {
     await thread?.close();
   }
+  index.trimTables();
   await index.reloadLayout();
   let saveError: string | undefined;
   // Verified files got their new mtimes: saved, the next start trusts them without reading.

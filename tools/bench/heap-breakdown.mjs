@@ -109,9 +109,9 @@ const steps = [
   ['symbol tables (all + top-level)', () => (index.symbolTable.clear(), index.topLevelTable.clear())],
   ['chunk table (id -> chunk)', () => index.chunkTable.clear()],
   [
-    'other derived maps (frequency, exports, dirs, imports resolved, layout)',
+    'other derived maps (frequency, dirs, imports resolved, layout)',
     () => {
-      for (const k of ['fileFrequency', 'exportShapes', 'dirFiles', 'resolved', 'resolvedImports']) index[k].clear();
+      for (const k of ['fileFrequency', 'dirFiles', 'resolved', 'resolvedImports']) index[k].clear();
       index.exportLog = [];
       index.layout = undefined;
       index.ambient = undefined;
