@@ -24,27 +24,33 @@ export type ParseReply = { id: number; facts: FileFacts } | { id: number; error:
 const THREAD_HEAP_MB = 192;
 
 export class ParseThread {
-  private readonly worker: Worker | undefined;
+  private worker: Worker | undefined;
   private readonly pending = new Map<number, (facts: FileFacts | undefined) => void>();
   private nextId = 0;
   private gone = false;
 
-  constructor(script = path.join(__dirname, 'parseWorker.js')) {
+  /** The thread starts with the first file to parse: a start whose files are all the cached ones parses none. */
+  constructor(private readonly script = path.join(__dirname, 'parseWorker.js')) {}
+
+  private start(): Worker | undefined {
+    if (this.worker || this.gone) return this.worker;
+    let worker: Worker;
     try {
-      this.worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
+      worker = new Worker(this.script, { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
     } catch {
       this.gone = true;
-      return;
+      return undefined;
     }
-    this.worker.unref();
-    this.worker.on('message', (reply: ParseReply) => {
+    worker.unref();
+    worker.on('message', (reply: ParseReply) => {
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       resolve?.('facts' in reply ? reply.facts : undefined);
     });
     // An exit (out of memory, terminated) or an error that ends the thread: the caller parses what is left.
-    this.worker.on('error', () => this.end());
-    this.worker.on('exit', () => this.end());
+    worker.on('error', () => this.end());
+    worker.on('exit', () => this.end());
+    return (this.worker = worker);
   }
 
   /** True while the thread takes files. */
@@ -54,11 +60,12 @@ export class ParseThread {
 
   /** The facts of `text` as `filePath`, or `undefined` when the thread cannot give them (the caller parses). */
   facts(filePath: string, text: string): Promise<FileFacts | undefined> {
-    if (this.gone || !this.worker) return Promise.resolve(undefined);
+    const worker = this.start();
+    if (!worker) return Promise.resolve(undefined);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.worker!.postMessage({ id, path: filePath, text } satisfies ParseRequest);
+      worker.postMessage({ id, path: filePath, text } satisfies ParseRequest);
     });
   }
 

@@ -183,19 +183,20 @@ export class RepoIndex {
 
   /**
    * Parses and indexes one file's new text (`keepTree` false: part of a bulk index, which keeps no syntax tree and no
-   * text); `stat` is the file's on disk, which the next warm start compares; `parsed`: its facts, when the build's
-   * parser thread gave them. Returns false when the content is the indexed one: then only `stat` is recorded.
+   * text); `stat` is the file's on disk, which the next warm start compares; `known`: what a build already has of
+   * the text, its hash (`SourceLines.hash`) and its facts when the parser thread gave them. Returns false when the
+   * content is the indexed one: then only `stat` is recorded.
    */
   async update(
     filePath: string,
     text: string,
     stat: FileStat = { mtimeMs: Date.now(), size: text.length },
     keepTree = true,
-    parsed?: FileFacts,
+    known: { hash?: string; facts?: FileFacts } = {},
   ): Promise<boolean> {
     const spec = languageForPath(filePath);
     if (!spec) return false;
-    const hash = SourceLines.hash(text);
+    const hash = known.hash ?? SourceLines.hash(text);
     const old = this.files.get(filePath);
     // An editor's text may not be on disk yet; a bulk index reads from disk, where its texts are found again.
     if (keepTree) this.sourceLines.remember(filePath, hash, text);
@@ -205,8 +206,8 @@ export class RepoIndex {
       return false;
     }
     let facts: FileFacts;
-    if (parsed) {
-      facts = parsed;
+    if (known.facts) {
+      facts = known.facts;
     } else if (spec.wasm) {
       facts = await this.parser.parseWith(filePath, spec, text, (tree) => extractFacts(filePath, spec, text, tree));
       // A bulk index parses each file once; keeping every tree would only cost wasm memory.

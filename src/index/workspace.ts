@@ -115,7 +115,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
       if ('skip' in read) {
         skipped.push({ path: file.path, reason: read.skip });
         index.remove(file.path);
-      } else if (await index.update(file.path, read.text, file, false, await read.facts)) {
+      } else if (await index.update(file.path, read.text, file, false, { hash: read.hash, facts: await read.facts })) {
         parsed++;
       } else {
         verified++;
@@ -150,7 +150,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
  */
 const PARSE_THREAD_MIN_FILES = 200;
 
-type ParsedRead = ReadResult & { facts?: Promise<FileFacts | undefined> };
+type ParsedRead = ReadResult & { hash?: string; facts?: Promise<FileFacts | undefined> };
 
 /**
  * A file's text, and its facts on the way from the parser thread when it is new or changed: a file whose content is
@@ -165,8 +165,10 @@ async function readAndParse(
 ): Promise<ParsedRead> {
   const read = await roots.read(key, maxFileBytes);
   if (!thread?.alive || 'skip' in read || !languageForPath(key)?.wasm) return read;
-  if (index.files.get(key)?.hash === SourceLines.hash(read.text)) return read;
-  return { ...read, facts: thread.facts(key, read.text) };
+  // Hashed once: the index is told the hash (a shared cache's start verifies every file).
+  const hash = SourceLines.hash(read.text);
+  if (index.files.get(key)?.hash === hash) return { ...read, hash };
+  return { ...read, hash, facts: thread.facts(key, read.text) };
 }
 
 /** Files read while earlier ones are parsed: the build waited on each read in turn (a tenth of a cold build). */

@@ -41,6 +41,18 @@ describe('parser thread', function () {
     }
   });
 
+  it('starts its thread with the first file it is asked to parse', async () => {
+    const thread = new ParseThread();
+    const started = () => (thread as unknown as { worker?: unknown }).worker !== undefined;
+    try {
+      assert.equal(started(), false, 'a build whose files are all cached parses none');
+      assert.ok(await thread.facts('a.ts', 'export const a = 1;'));
+      assert.equal(started(), true);
+    } finally {
+      await thread.close();
+    }
+  });
+
   it('answers nothing once closed, or when its script cannot start', async () => {
     const thread = new ParseThread();
     await thread.close();
