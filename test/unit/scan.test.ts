@@ -280,6 +280,16 @@ describe('scan: reading', () => {
     assert.deepStrictEqual(await readSourceFile(root, 'a.ts'), { text: 'a\r\nb\n' });
   });
 
+  it('reads a file past the size it was stat-ed at, and no further than the limit (M13)', async function () {
+    // Linux's /proc files stat as 0 bytes and have text: a file that grew after its stat.
+    const proc = '/proc/self/status';
+    if (!fs.existsSync(proc)) this.skip();
+    const read = await readSourceFile('/proc', 'self/status');
+    assert.ok('text' in read && read.text.includes('Pid:'), JSON.stringify(read).slice(0, 200));
+    assert.deepStrictEqual(await readSourceFile('/proc', 'self/status', 10), { skip: 'too-large', detail: '11 bytes' });
+    assert.deepStrictEqual(await readSourceFile(tree({ 'empty.ts': '' }), 'empty.ts'), { text: '' });
+  });
+
   it('detects binary files', async () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]);
     const noisy = Buffer.alloc(4000);
