@@ -13,7 +13,7 @@ import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import { WorkspaceRoots, type IndexRoot } from './roots';
 import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
-import { shareStrings } from './sharedStrings';
+import { sameStrings, shareStrings } from './sharedStrings';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
 import { chunkWindows, encodeWindowLists, fileAndChunkWindows } from './windows';
@@ -675,17 +675,18 @@ export class RepoIndex {
 /** Shape changes remembered for `exportChangesSince`: a reader further behind starts over. */
 const EXPORT_LOG = 4096;
 
-/** A file's top-level names and its import bindings: all that decides how a name resolves through it. */
-/** A file's top-level names and imports: what `exportsVersion` watches. */
+/** A file's top-level names: with its imports (`sameImports`), all that decides how a name resolves through it. */
 function topLevelNames(facts: FileFacts): Set<string> {
   return new Set(facts.symbols.filter((s) => !s.container).map((s) => s.name));
 }
 
 function sameImports(a: readonly ImportBinding[], b: readonly ImportBinding[]): boolean {
-  const same = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((n, i) => n === y[i]);
   return (
     a.length === b.length &&
-    a.every((x, i) => x.specifier === b[i].specifier && same(x.names, b[i].names) && same(x.imported, b[i].imported))
+    a.every(
+      (x, i) =>
+        x.specifier === b[i].specifier && sameStrings(x.names, b[i].names) && sameStrings(x.imported, b[i].imported),
+    )
   );
 }
 

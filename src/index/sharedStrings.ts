@@ -32,7 +32,7 @@ export function shareStrings(facts: FileFacts, canonical: (word: string) => stri
   for (const binding of facts.imports) {
     binding.specifier = one(binding.specifier);
     binding.names = binding.names.map(one);
-    binding.imported = sameNames(binding.imported, binding.names) ? binding.names : binding.imported.map(one);
+    binding.imported = sameStrings(binding.imported, binding.names) ? binding.names : binding.imported.map(one);
   }
   for (const type of facts.types) {
     type.name = one(type.name);
@@ -43,6 +43,7 @@ export function shareStrings(facts: FileFacts, canonical: (word: string) => stri
   return facts;
 }
 
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
+/** Whether two lists hold the same strings in the same order. */
+export function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((name, i) => name === b[i]);
 }
