@@ -1,20 +1,19 @@
 /**
  * A bulk build's parser on a thread of its own (parseWorker.ts): while the index stores one file, the thread parses
  * the next ones, and the parse's garbage (trees, text slices, extraction's temporaries) stays in the thread's heap
- * (decisions-memory.md, M10). It never fails a build: a file it cannot answer for, or every file once the thread is
- * gone, is answered `undefined` and parsed by the caller as before.
+ * (decisions-memory.md, M10). While a cache loads, the same thread walks the workspace (M14). It never fails a build:
+ * a file or a walk it cannot answer for, or any once the thread is gone, is answered `undefined` and done by the
+ * caller as before.
  */
 import * as path from 'path';
 import { Worker } from 'worker_threads';
+import type { ScanOptions, ScanResult } from './scan';
 import type { FileFacts } from './types';
 
-export interface ParseRequest {
-  id: number;
-  path: string;
-  text: string;
-}
+export type ThreadRequest = { id: number; path: string; text: string } | { id: number; scan: ScanOptions };
 
-export type ParseReply = { id: number; facts: FileFacts } | { id: number; error: string };
+export type ThreadReply =
+  { id: number; facts: FileFacts } | { id: number; scan: ScanResult } | { id: number; error: string };
 
 /**
  * The thread's old-generation cap: room for the largest file the index takes (DEFAULT_MAX_FILE_BYTES) several times
@@ -25,11 +24,11 @@ const THREAD_HEAP_MB = 192;
 
 export class ParseThread {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, (facts: FileFacts | undefined) => void>();
+  private readonly pending = new Map<number, (reply: ThreadReply | undefined) => void>();
   private nextId = 0;
   private gone = false;
 
-  /** The thread starts with the first file to parse: a start whose files are all the cached ones parses none. */
+  /** The thread starts with the first request: a start whose files are all the cached ones, with no cache, has none. */
   constructor(private readonly script = path.join(__dirname, 'parseWorker.js')) {}
 
   private start(): Worker | undefined {
@@ -42,10 +41,10 @@ export class ParseThread {
       return undefined;
     }
     worker.unref();
-    worker.on('message', (reply: ParseReply) => {
+    worker.on('message', (reply: ThreadReply) => {
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
-      resolve?.('facts' in reply ? reply.facts : undefined);
+      resolve?.(reply);
     });
     // An exit (out of memory, terminated) or an error that ends the thread: the caller parses what is left.
     worker.on('error', () => this.end());
@@ -59,13 +58,24 @@ export class ParseThread {
   }
 
   /** The facts of `text` as `filePath`, or `undefined` when the thread cannot give them (the caller parses). */
-  facts(filePath: string, text: string): Promise<FileFacts | undefined> {
+  async facts(filePath: string, text: string): Promise<FileFacts | undefined> {
+    const reply = await this.ask((id) => ({ id, path: filePath, text }));
+    return reply && 'facts' in reply ? reply.facts : undefined;
+  }
+
+  /** `scanWorkspace(options)` on the thread, or `undefined` when it cannot or the walk failed (the caller walks). */
+  async scan(options: ScanOptions): Promise<ScanResult | undefined> {
+    const reply = await this.ask((id) => ({ id, scan: options }));
+    return reply && 'scan' in reply ? reply.scan : undefined;
+  }
+
+  private ask(request: (id: number) => ThreadRequest): Promise<ThreadReply | undefined> {
     const worker = this.start();
     if (!worker) return Promise.resolve(undefined);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      worker.postMessage({ id, path: filePath, text } satisfies ParseRequest);
+      worker.postMessage(request(id));
     });
   }
 

@@ -1,16 +1,18 @@
 /**
  * The parser thread's body (ParseThread, parseThread.ts): parses and extracts each file it is sent and answers with
- * its facts, or with the error, which the build's own parse then meets again and reports as it always has.
+ * its facts, or walks the workspace it is sent and answers with the listing; or answers with the error, which the
+ * build's own parse or walk then meets again and reports as it always has.
  */
 import { parentPort } from 'worker_threads';
 import { extractFacts } from './extract';
 import { languageForPath } from './languages';
 import { SourceParser } from './parser';
-import type { ParseReply, ParseRequest } from './parseThread';
+import type { ThreadReply, ThreadRequest } from './parseThread';
+import { scanWorkspace } from './scan';
 
 const parser = new SourceParser();
 
-async function parse({ path, text }: ParseRequest) {
+async function parse(path: string, text: string) {
   const spec = languageForPath(path);
   if (!spec?.wasm) throw new Error(`${path} is not parsed by a grammar`);
   try {
@@ -21,13 +23,18 @@ async function parse({ path, text }: ParseRequest) {
   }
 }
 
-parentPort?.on('message', (request: ParseRequest) => {
-  parse(request).then(
-    (facts) => parentPort!.postMessage({ id: request.id, facts } satisfies ParseReply),
+async function answer(request: ThreadRequest): Promise<ThreadReply> {
+  if ('scan' in request) return { id: request.id, scan: await scanWorkspace(request.scan) };
+  return { id: request.id, facts: await parse(request.path, request.text) };
+}
+
+parentPort?.on('message', (request: ThreadRequest) => {
+  answer(request).then(
+    (reply) => parentPort!.postMessage(reply),
     (error: unknown) =>
       parentPort!.postMessage({
         id: request.id,
         error: String((error as Error)?.message ?? error),
-      } satisfies ParseReply),
+      } satisfies ThreadReply),
   );
 });

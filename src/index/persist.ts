@@ -383,6 +383,26 @@ async function appendFile(handle: fs.FileHandle, file: string): Promise<void> {
 
 export type LoadResult = { ok: true } | { ok: false; reason: string };
 
+/**
+ * How many records the cache in `cacheDir`, else the shared cache file, says it holds (0 when neither is there): a
+ * look at its metadata or first line only, trusting nothing else (the load checks).
+ */
+export async function cachedRecords(cacheDir: string | undefined, sharedCache: string | undefined): Promise<number> {
+  const count = (records: unknown): number => (Number.isSafeInteger(records) ? Number(records) : 0);
+  try {
+    if (cacheDir)
+      return count((JSON.parse(await fs.readFile(path.join(cacheDir, META_FILE), 'utf8')) as CacheMeta).records);
+  } catch {
+    // No cache of its own: the shared one, if any, is what loads.
+  }
+  try {
+    if (sharedCache) return count((await readHeader(sharedCache)).content?.records);
+  } catch {
+    // Not a cache: the load says why.
+  }
+  return 0;
+}
+
 /** Fills `index` from the cache; on any doubt (missing, old, corrupt, other root) it loads nothing. */
 export async function loadIndex(index: RepoIndex, cacheDir: string): Promise<LoadResult> {
   let meta: CacheMeta;

@@ -1,7 +1,7 @@
 /**
- * The build's parser thread (decision M10): the facts it gives are the ones a parse on the index's own thread gives,
- * a thread that cannot start or has ended answers nothing (the build then parses itself), and a build large enough
- * to use it indexes every file as one without it would.
+ * The build's parser thread (decisions M10, M14): the facts it gives are the ones a parse on the index's own thread
+ * gives, and the listing a walk on it gives; a thread that cannot start or has ended answers nothing (the build then
+ * parses or walks itself), and a build large enough to use it indexes every file as one without it would.
  */
 import { strict as assert } from 'assert';
 import { promises as fs } from 'fs';
@@ -11,6 +11,7 @@ import { languageForPath } from '../../src/index/languages';
 import { SourceParser } from '../../src/index/parser';
 import { ParseThread } from '../../src/index/parseThread';
 import { RepoIndex } from '../../src/index/repoIndex';
+import { scanWorkspace } from '../../src/index/scan';
 import { buildIndex } from '../../src/index/workspace';
 import { FIXTURES, tempDir, writeFiles } from '../helpers/fixtures';
 
@@ -41,6 +42,20 @@ describe('parser thread', function () {
     }
   });
 
+  it('lists a workspace as a walk on this thread does, and nothing for a folder it cannot walk', async () => {
+    const thread = new ParseThread();
+    try {
+      const options = { root: path.join(FIXTURES, 'repos'), excludeGlobs: ['**/*.md'], maxFileBytes: 4096 };
+      const here = await scanWorkspace(options);
+      assert.ok(here.files.length > 20 && here.skipped.length > 0);
+      assert.deepEqual(await thread.scan(options), here);
+      assert.equal(await thread.scan({ root: path.join(FIXTURES, 'no-such-folder') }), undefined);
+      assert.ok(thread.alive, 'a failed walk leaves the thread to parse');
+    } finally {
+      await thread.close();
+    }
+  });
+
   it('starts its thread with the first file it is asked to parse', async () => {
     const thread = new ParseThread();
     const started = () => (thread as unknown as { worker?: unknown }).worker !== undefined;
@@ -58,6 +73,7 @@ describe('parser thread', function () {
     await thread.close();
     assert.equal(thread.alive, false);
     assert.equal(await thread.facts('a.ts', 'export const a = 1;'), undefined);
+    assert.equal(await thread.scan({ root: FIXTURES }), undefined);
     const missing = new ParseThread(path.join(FIXTURES, 'no-such-worker.js'));
     assert.equal(await missing.facts('a.ts', 'export const a = 1;'), undefined);
     await missing.close();

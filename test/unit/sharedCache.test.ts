@@ -6,7 +6,7 @@ import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
 import { promises as fs } from 'fs';
 import * as path from 'path';
-import { saveSharedIndex } from '../../src/index/persist';
+import { cachedRecords, saveSharedIndex } from '../../src/index/persist';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex, type BuildReport } from '../../src/index/workspace';
 import { copyFixture, FIXTURES, SHOP, tempDir } from '../helpers/fixtures';
@@ -97,6 +97,19 @@ describe('shared index cache', () => {
         assert.equal(next.parsed + next.verified, 0);
       });
     });
+  });
+
+  it('tells how many files a cache holds from its metadata or first line alone, and 0 for anything else', async () => {
+    assert.equal(await cachedRecords(undefined, shared), files);
+    await withClone((dir) =>
+      buildClone(dir, shared, async (_report, _index, cacheDir) => {
+        assert.equal(await cachedRecords(cacheDir, undefined), files);
+      }),
+    );
+    const text = path.join(temp.dir, 'notes.txt');
+    await fs.writeFile(text, '{"records": 9}\nnot a cache\n');
+    assert.equal(await cachedRecords(path.join(temp.dir, 'missing'), text), 9, 'a count, which the load then checks');
+    assert.equal(await cachedRecords(temp.dir, path.join(temp.dir, 'missing')), 0);
   });
 
   it('a corrupt, old, foreign or missing shared cache is said, and every file is parsed', async () => {
