@@ -2,7 +2,8 @@ import { ownString } from './ownStrings';
 import { codeTerms, identifiers } from './tokenize';
 import type { Chunk } from './types';
 import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
-import { ByteWriter, readString as readText, VarintReader, writeString } from './varint';
+import type { ByteSource } from './byteSource';
+import { ByteWriter, VarintReader, writeString } from './varint';
 
 export interface LexicalHit {
   id: string;
@@ -388,43 +389,41 @@ export class LexicalIndex {
    * The index `writeBinary` wrote. `canonical` may give an id string held elsewhere (the chunk's own) to keep in
    * place of the one read, which is then garbage. Throws on another format or bytes that do not add up.
    */
-  static readBinary(data: Uint8Array, canonical?: (id: string) => string | undefined): LexicalIndex {
-    const reader = new VarintReader(data);
-    const readString = (): string => readText(data, reader, 'lexical index');
-    const format = readString();
+  static readBinary(source: ByteSource, canonical?: (id: string) => string | undefined): LexicalIndex {
+    const format = source.string();
     if (format !== FORMAT) throw new Error(`lexical index: unknown format ${format}`);
     const index = new LexicalIndex();
-    const chunks = reader.next();
-    const terms = reader.next();
+    const counted = (count: number): number => {
+      if (count > source.remaining) throw new Error('lexical index: truncated');
+      return count;
+    };
+    const chunks = counted(source.varint());
+    const terms = counted(source.varint());
     for (let n = 0; n < chunks; n++) {
-      const read = readString();
+      const read = source.string();
       const id = canonical?.(read) ?? read;
       index.ids.push(id);
       index.numbers.set(id, n);
     }
     index.lengths = index.lengths.map((_, field) => {
       const lengths = new Int32Array(chunks);
-      for (let n = 0; n < chunks; n++) index.totalLength[field] += lengths[n] = reader.next();
+      for (let n = 0; n < chunks; n++) index.totalLength[field] += lengths[n] = source.varint();
       return lengths;
     });
-    for (let term = 0; term < terms; term++) index.terms.set(readString(), term);
+    for (let term = 0; term < terms; term++) index.terms.set(source.string(), term);
     const offsets = index.fields.map(() => {
-      const total = reader.next();
+      const total = source.varint();
       const offsets = new Uint32Array(terms + 1);
-      for (let term = 0; term < terms; term++) offsets[term + 1] = offsets[term] + reader.next();
+      for (let term = 0; term < terms; term++) offsets[term + 1] = offsets[term] + source.varint();
       if (offsets[terms] !== total) throw new Error('lexical index: list sizes do not add up');
       return offsets;
     });
-    let at = reader.at;
     index.fields.forEach((postings, field) => {
-      const end = at + offsets[field][terms];
-      if (end > data.length) throw new Error('lexical index: truncated');
-      // A copy (`data` may be a Buffer, whose `slice` is a view): the lists must not keep the whole section alive.
-      const bytes = new Uint8Array(data.subarray(at, end));
+      // An array of its own: the lists keep no read buffer alive.
+      const bytes = source.bytes(offsets[field][terms]);
       postings.set(offsets[field], bytes, countPostings(bytes));
-      at = end;
     });
-    if (at !== data.length) throw new Error('lexical index: trailing bytes');
+    if (source.remaining !== 0) throw new Error('lexical index: trailing bytes');
     return index;
   }
 

@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'crypto';
 import { closeSync, openSync, promises as fs, readSync } from 'fs';
 import * as path from 'path';
+import { withFileSection, type ByteSource } from './byteSource';
 import { fileLines } from './fileLines';
 import type { RepoIndex, TextlessRecord } from './repoIndex';
 import type { Chunk } from './types';
@@ -186,22 +187,10 @@ async function writePieces(handle: fs.FileHandle, pieces: Uint8Array[]): Promise
   for (const piece of pieces) await handle.write(piece);
 }
 
-/** The `section.bytes` bytes at `place`, once they match the section's checksum; throws `what …` otherwise. */
-async function readSection(place: Place, section: Section, what: string): Promise<Buffer> {
-  const data = Buffer.allocUnsafe(section.bytes);
-  const handle = await fs.open(place.file, 'r');
-  try {
-    for (let filled = 0; filled < data.length;) {
-      const { bytesRead } = await handle.read(data, filled, data.length - filled, place.offset + filled);
-      if (bytesRead === 0) throw new Error(`${what} truncated`);
-      filled += bytesRead;
-    }
-  } finally {
-    await handle.close();
-  }
-  if (createHash('sha256').update(data).digest('hex') !== section.checksum)
-    throw new Error(`${what} checksum mismatch`);
-  return data;
+/** `use` on the section at `place` once it matches its checksum (`withFileSection`); throws `what …` otherwise. */
+function withSection<T>(place: Place, section: Section, what: string, use: (source: ByteSource) => T): T {
+  if (!Number.isSafeInteger(section?.bytes) || section.bytes < 0) throw new Error(`no ${what}`);
+  return withFileSection(place.file, place.offset, section, what, use);
 }
 
 /** A cache's files, by part. */
@@ -569,8 +558,9 @@ async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, te
   else {
     try {
       if (!end?.frequenciesExact) index.recountFrequencies();
-      index.restoreLexical(await readSection(parts.lexical, meta.lexical, 'lexical index'));
-      if (windowsLater) index.restoreWindows(await readSection(parts.windows, meta.windows, 'window stores'), remap);
+      withSection(parts.lexical, meta.lexical, 'lexical index', (source) => index.restoreLexical(source));
+      if (windowsLater)
+        withSection(parts.windows, meta.windows, 'window stores', (source) => index.restoreWindows(source, remap));
     } catch (error) {
       reason = `corrupt cache: ${(error as Error).message}`;
     }

@@ -1,5 +1,6 @@
+import type { ByteSource } from './byteSource';
 import { ChunkTexts } from './chunkTexts';
-import { ByteWriter, VarintReader } from './varint';
+import { ByteWriter } from './varint';
 import { ownString } from './ownStrings';
 import { dataFileReason } from './dataFile';
 import { extractFacts, textFacts } from './extract';
@@ -291,13 +292,12 @@ export class RepoIndex {
    * saved with them under the vocabulary `restoreVocabulary` interned (its `remap` when the ids differ); a file or
    * chunk no longer indexed gets none.
    */
-  restoreWindows(data: Uint8Array, remap?: Int32Array): void {
-    const reader = new VarintReader(data);
-    const fileBytes = reader.next();
-    const split = reader.at + fileBytes;
-    if (split > data.length) throw new Error('window index: truncated');
+  restoreWindows(source: ByteSource, remap?: Int32Array): void {
+    const fileBytes = source.varint();
+    if (fileBytes > source.remaining) throw new Error('window index: truncated');
     this.fileWindows.restoreBinary(
-      data.subarray(reader.at, split),
+      source,
+      fileBytes,
       (key) => {
         const record = this.files.get(key);
         return record && !record.data ? { key: record.facts.path, owner: record.facts.path } : undefined;
@@ -305,7 +305,8 @@ export class RepoIndex {
       remap,
     );
     this.chunkWindows.restoreBinary(
-      data.subarray(split),
+      source,
+      source.remaining,
       (key) => {
         const chunk = this.chunkTable.get(key);
         return chunk ? { key: chunk.id, owner: chunk } : undefined;
@@ -662,8 +663,8 @@ export class RepoIndex {
    * Replaces the lexical index by a persisted one that matches the records already `put` without it; it keeps the
    * chunks' own id strings, not a second copy of each.
    */
-  restoreLexical(data: Uint8Array): void {
-    this.lexical = LexicalIndex.readBinary(data, (id) => this.chunkTable.get(id)?.id);
+  restoreLexical(source: ByteSource): void {
+    this.lexical = LexicalIndex.readBinary(source, (id) => this.chunkTable.get(id)?.id);
   }
 
   dispose(): void {

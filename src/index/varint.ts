@@ -19,6 +19,14 @@ export class ByteWriter {
     this.bytes = new Uint8Array(capacity);
   }
 
+  /** A writer that has written `bytes`, holding that array itself (never written into): its next write copies. */
+  static over(bytes: Uint8Array): ByteWriter {
+    const writer = new ByteWriter(0);
+    writer.bytes = bytes;
+    writer.length = bytes.length;
+    return writer;
+  }
+
   varint(value: number): void {
     if (this.length + 5 > this.bytes.length) this.grow(this.length + 5);
     let rest = value >>> 0;
@@ -71,13 +79,4 @@ export function writeString(writer: ByteWriter, text: string): void {
   const bytes = Buffer.from(text, 'utf8');
   writer.varint(bytes.length);
   writer.append(bytes);
-}
-
-/** Reads a `writeString` string at `reader.at`; throws `what: truncated` past the end of `data`. */
-export function readString(data: Uint8Array, reader: VarintReader, what: string): string {
-  const length = reader.next();
-  const start = reader.at;
-  reader.at += length;
-  if (reader.at > data.length) throw new Error(`${what}: truncated`);
-  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8', start, reader.at);
 }

@@ -1,6 +1,7 @@
 import { ownString } from './ownStrings';
 import { appendChains, FOLD_SHARE, grown, PostingChains } from './postingChains';
-import { ByteWriter, GROWTH, readString, VarintReader, writeString } from './varint';
+import type { ByteSource } from './byteSource';
+import { ByteWriter, GROWTH, VarintReader, writeString } from './varint';
 
 /**
  * Token interning shared by the window stores of one index, so that one query's ids serve all of them. Tokens are
@@ -366,57 +367,62 @@ export class WindowIndex<T> {
   }
 
   /**
-   * Adds the windows `writeBinary` wrote, with the same vocabulary's ids, of the keys whose owner `ownerOf` finds
-   * (giving the key string to keep, the owner's own): an empty index takes the arrays as they are, the others'
-   * windows are dropped; an index that holds windows already (a file updated meanwhile), or whose vocabulary gave the
-   * saved words other ids (`remap`, saved id to id here), adds the keys it lacks one by one. Throws on another format
-   * or bytes that do not add up.
+   * Adds the windows `writeBinary` wrote, the next `length` bytes of `source`, with the same vocabulary's ids, of the
+   * keys whose owner `ownerOf` finds (giving the key string to keep, the owner's own): an empty index takes the
+   * arrays as they are read, the others' windows are dropped; an index that holds windows already (a file updated
+   * meanwhile), or whose vocabulary gave the saved words other ids (`remap`, saved id to id here), adds the keys it
+   * lacks one by one. Throws on another format or bytes that do not add up.
    */
   restoreBinary(
-    data: Uint8Array,
+    source: ByteSource,
+    length: number,
     ownerOf: (key: string) => { key: string; owner: T } | undefined,
     remap?: Int32Array,
   ): void {
-    const reader = new VarintReader(data);
-    const format = readString(data, reader, 'window index');
+    const start = source.position;
+    const sizes = (count: number): number => {
+      if (count > length) throw new Error('window index: sizes do not add up');
+      return count;
+    };
+    const format = source.string();
     if (format !== FORMAT) throw new Error(`window index: unknown format ${format}`);
-    const slots = reader.next();
+    const slots = sizes(source.varint());
     const capacity = Math.max(slots, 1 << 12);
     const offsets = new Uint32Array(capacity);
     const lengths = new Uint32Array(capacity);
     const starts = new Uint32Array(capacity);
     const liveFlags = new Uint8Array(capacity);
     for (let slot = 0, offset = 0; slot < slots; slot++) {
-      offsets[slot] = offset += reader.next();
-      lengths[slot] = reader.next();
-      starts[slot] = reader.next();
-      liveFlags[slot] = reader.next();
+      offsets[slot] = offset += source.varint();
+      lengths[slot] = source.varint();
+      starts[slot] = source.varint();
+      liveFlags[slot] = source.varint();
     }
-    let live = reader.next();
+    let live = source.varint();
     const keys: { key: string; first: number; count: number }[] = [];
-    for (let k = reader.next(); k > 0; k--) {
-      const key = readString(data, reader, 'window index');
-      keys.push({ key, first: reader.next(), count: reader.next() });
+    for (let k = sizes(source.varint()); k > 0; k--) {
+      const key = source.string();
+      keys.push({ key, first: source.varint(), count: source.varint() });
     }
-    const poolBytes = reader.next();
-    const search = reader.next() === 1;
+    const poolBytes = sizes(source.varint());
+    const search = source.varint() === 1;
     let encoded = 0;
     let postingOffset = new Uint32Array(1);
     let liveCount = new Int32Array(1 << 12);
     if (search) {
-      encoded = reader.next();
-      const tokens = reader.next();
+      encoded = source.varint();
+      const tokens = sizes(source.varint());
       postingOffset = new Uint32Array(tokens + 1);
-      for (let token = 0; token < tokens; token++) postingOffset[token + 1] = postingOffset[token] + reader.next();
-      const counted = reader.next();
+      for (let token = 0; token < tokens; token++) postingOffset[token + 1] = postingOffset[token] + source.varint();
+      const counted = sizes(source.varint());
       liveCount = new Int32Array(Math.max(counted, 1 << 12));
-      for (let id = 0; id < counted; id++) liveCount[id] = reader.next();
+      for (let id = 0; id < counted; id++) liveCount[id] = source.varint();
     }
-    const poolEnd = reader.at + poolBytes;
-    const postingsEnd = poolEnd + postingOffset[postingOffset.length - 1];
-    if (postingsEnd !== data.length || search !== Boolean(this.options.search))
+    const postingBytes = postingOffset[postingOffset.length - 1];
+    if (source.position - start + poolBytes + postingBytes !== length || search !== Boolean(this.options.search))
       throw new Error('window index: sizes do not add up');
-    const pool = data.subarray(reader.at, poolEnd);
+    const pool = source.bytes(poolBytes);
+    const postings = search ? source.bytes(postingBytes) : undefined;
     if (remap || this.slotOwner.length > 0 || this.keySlots.size > 0) {
       for (const { key, first, count } of keys) {
         const found = ownerOf(key);
@@ -430,8 +436,7 @@ export class WindowIndex<T> {
       return;
     }
     const owners: (T | undefined)[] = new Array<T | undefined>(slots).fill(undefined);
-    this.pool = new ByteWriter(Math.max(1 << 16, poolBytes));
-    this.pool.append(pool);
+    this.pool = ByteWriter.over(pool);
     for (const { key, first, count } of keys) {
       const found = ownerOf(key);
       if (found) {
@@ -454,7 +459,7 @@ export class WindowIndex<T> {
     this.live = live;
     if (search) {
       this.postingOffset = postingOffset;
-      this.postingBytes = new Uint8Array(data.subarray(poolEnd, postingsEnd));
+      this.postingBytes = postings!;
       this.encodedPostings = encoded;
       this.liveCount = liveCount;
     }

@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'assert';
 import { LexicalIndex } from '../../src/index/lexical';
+import { memorySource } from '../../src/index/byteSource';
 import { codeTerms } from '../../src/index/tokenize';
 import type { Chunk } from '../../src/index/types';
 
@@ -31,7 +32,7 @@ function results(index: LexicalIndex, queries = QUERIES): string {
 
 /** `index` written in its binary form and read back. */
 function persisted(index: LexicalIndex): LexicalIndex {
-  return LexicalIndex.readBinary(Buffer.concat([...index.writeBinary()]));
+  return LexicalIndex.readBinary(memorySource(Buffer.concat([...index.writeBinary()]), 'lexical index'));
 }
 
 describe('lexical index (BM25+ over chunks)', () => {
@@ -186,13 +187,24 @@ describe('lexical index (BM25+ over chunks)', () => {
     const index = new LexicalIndex();
     index.add(CORPUS);
     const bytes = Buffer.concat([...index.writeBinary()]);
-    const read = LexicalIndex.readBinary(bytes) as unknown as { fields: { bytes: Uint8Array }[] };
+    const read = LexicalIndex.readBinary(memorySource(bytes, 'lexical index')) as unknown as {
+      fields: { bytes: Uint8Array }[];
+    };
     assert.ok(
       read.fields.every((field) => field.bytes.buffer !== bytes.buffer),
       'the lists are copies: they keep no read buffer alive',
     );
-    assert.throws(() => LexicalIndex.readBinary(bytes.subarray(0, bytes.length - 1)), /lexical index/);
-    assert.throws(() => LexicalIndex.readBinary(Buffer.concat([bytes, Buffer.from([0])])), /trailing bytes/);
-    assert.throws(() => LexicalIndex.readBinary(Buffer.from('\x05other')), /unknown format/);
+    assert.throws(
+      () => LexicalIndex.readBinary(memorySource(bytes.subarray(0, bytes.length - 1), 'lexical index')),
+      /lexical index/,
+    );
+    assert.throws(
+      () => LexicalIndex.readBinary(memorySource(Buffer.concat([bytes, Buffer.from([0])]), 'lexical index')),
+      /trailing bytes/,
+    );
+    assert.throws(
+      () => LexicalIndex.readBinary(memorySource(Buffer.from('\x05other'), 'lexical index')),
+      /unknown format/,
+    );
   });
 });

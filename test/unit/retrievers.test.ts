@@ -1,5 +1,6 @@
 import * as assert from 'assert';
 import { RepoIndex } from '../../src/index/repoIndex';
+import { memorySource } from '../../src/index/byteSource';
 import { buildIndex } from '../../src/index/workspace';
 import { seededRandom } from '../../src/index/seededRandom';
 import { Vocabulary, WindowIndex, type WindowHit, type WindowQuery } from '../../src/index/windowIndex';
@@ -135,10 +136,10 @@ describe('similar-code window index', () => {
     const kept = (key: string) => (key === gone ? undefined : { key, owner: key });
     // An empty index takes the arrays; one that holds a file already adds the others' windows one by one.
     const whole = fileIndex(vocabulary);
-    whole.restoreBinary(bytes, kept);
+    whole.restoreBinary(memorySource(bytes, 'window index'), bytes.length, kept);
     const inUse = fileIndex(vocabulary);
     inUse.add('src/h1.ts', 'src/h1.ts', fileWindows(texts.get('src/h1.ts')!, vocabulary));
-    inUse.restoreBinary(bytes, kept);
+    inUse.restoreBinary(memorySource(bytes, 'window index'), bytes.length, kept);
     const expected = fileIndex(vocabulary);
     for (const [file, text] of texts) if (file !== gone) expected.add(file, file, fileWindows(text, vocabulary));
     for (const restored of [whole, inUse]) {
@@ -150,7 +151,12 @@ describe('similar-code window index', () => {
       }
     }
     assert.throws(
-      () => fileIndex(vocabulary).restoreBinary(bytes.subarray(0, bytes.length - 1), kept),
+      () =>
+        fileIndex(vocabulary).restoreBinary(
+          memorySource(bytes.subarray(0, bytes.length - 1), 'w'),
+          bytes.length - 1,
+          kept,
+        ),
       /do not add up/,
     );
   });
