@@ -17,6 +17,16 @@ export async function readSourceFile(
   relPath: string,
   maxFileBytes: number = DEFAULT_MAX_FILE_BYTES,
 ): Promise<ReadResult> {
+  const read = readSourceBytes(root, relPath, maxFileBytes);
+  return 'skip' in read ? read : decodeSource(read.bytes);
+}
+
+/** The file's bytes as `readSourceFile` reads them, before they are decoded and checked; never throws. */
+export function readSourceBytes(
+  root: string,
+  relPath: string,
+  maxFileBytes: number = DEFAULT_MAX_FILE_BYTES,
+): { bytes: Buffer } | Extract<ReadResult, { skip: unknown }> {
   const rel = normalizeRel(relPath);
   if (leavesRoot(rel)) return { skip: 'excluded', detail: 'path leaves the workspace' };
   let fd: number;
@@ -29,10 +39,10 @@ export async function readSourceFile(
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return { skip: 'unreadable', detail: 'not a regular file' };
     if (st.size > maxFileBytes) return { skip: 'too-large', detail: `${st.size} bytes` };
-    const buf = readWhole(fd, st.size, maxFileBytes);
+    const bytes = readWhole(fd, st.size, maxFileBytes);
     // The file may have grown since stat.
-    if (buf.length > maxFileBytes) return { skip: 'too-large', detail: `${buf.length} bytes` };
-    return decodeSource(buf);
+    if (bytes.length > maxFileBytes) return { skip: 'too-large', detail: `${bytes.length} bytes` };
+    return { bytes };
   } catch (e) {
     return { skip: errorReason(e), detail: (e as NodeJS.ErrnoException).code };
   } finally {

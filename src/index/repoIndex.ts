@@ -198,14 +198,9 @@ export class RepoIndex {
     const spec = languageForPath(filePath);
     if (!spec) return false;
     const hash = known.hash ?? SourceLines.hash(text);
-    const old = this.files.get(filePath);
     // An editor's text may not be on disk yet; a bulk index reads from disk, where its texts are found again.
     if (keepTree) this.sourceLines.remember(filePath, hash, text);
-    if (old && old.hash === hash) {
-      old.mtimeMs = stat.mtimeMs;
-      old.size = stat.size;
-      return false;
-    }
+    if (this.confirm(filePath, hash, stat)) return false;
     let facts: FileFacts;
     if (known.facts) {
       facts = known.facts;
@@ -223,6 +218,15 @@ export class RepoIndex {
       const windows = fileAndChunkWindows(text, facts.chunks, this.vocabulary);
       this.put(record, { lexical: true, windows });
     }
+    return true;
+  }
+
+  /** Takes `stat` as the file's when its record's content hash is `hash` (read again, unchanged); false otherwise. */
+  confirm(filePath: string, hash: string, stat: FileStat): boolean {
+    const record = this.files.get(filePath);
+    if (record?.hash !== hash) return false;
+    record.mtimeMs = stat.mtimeMs;
+    record.size = stat.size;
     return true;
   }
 

@@ -4,8 +4,8 @@
  * a multi-root workspace, so that two folders' src/index.ts stay two files and every path shown names its folder.
  */
 import * as path from 'path';
-import { readSourceFile } from './readSource';
-import type { ReadResult } from './decode';
+import { readSourceBytes } from './readSource';
+import { decodeSource, type ReadResult } from './decode';
 import { joinRel, leavesRoot, relativeTo } from './relPath';
 
 export interface RootFolder {
@@ -101,8 +101,14 @@ export class WorkspaceRoots {
 
   /** Reads the file a key names, as `readSourceFile` reads a folder's file. */
   read(key: string, maxFileBytes?: number): Promise<ReadResult> {
+    const read = this.readBytes(key, maxFileBytes);
+    return Promise.resolve('skip' in read ? read : decodeSource(read.bytes));
+  }
+
+  /** The bytes of the file a key names, as `readSourceBytes` reads a folder's file. */
+  readBytes(key: string, maxFileBytes?: number): ReturnType<typeof readSourceBytes> {
     const at = this.locate(key);
-    if (!at) return Promise.resolve({ skip: 'excluded', detail: 'in no folder of the workspace' });
-    return readSourceFile(at.folder.path, at.rel, maxFileBytes);
+    if (!at) return { skip: 'excluded', detail: 'in no folder of the workspace' };
+    return readSourceBytes(at.folder.path, at.rel, maxFileBytes);
   }
 }

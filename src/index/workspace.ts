@@ -3,7 +3,7 @@ import { cachedRecords, loadIndex, loadSharedIndex, saveIndex, type LoadResult }
 import { RepoIndex, type FileRecord } from './repoIndex';
 import { createPathFilter, type PathFilter } from './ignoreRules';
 import { DEFAULT_MAX_FILE_BYTES } from './readSource';
-import { checkText } from './decode';
+import { checkText, decodeSource } from './decode';
 import { dirOf } from './relPath';
 import { WorkspaceRoots, type IndexRoot } from './roots';
 import { scanWorkspace, type ScanOptions, type ScannedFile, type SkippedPath } from './scan';
@@ -67,22 +67,16 @@ const MIN_SHARED_OVERLAP = 0.5;
  * and drops files that are gone. Saves the cache afterwards when anything changed.
  */
 export async function buildIndex(index: RepoIndex, options: BuildOptions): Promise<BuildReport> {
-  const thread = new ParseThread();
-  try {
-    return await buildWith(index, options, thread);
-  } finally {
-    await thread.close();
-  }
-}
-
-async function buildWith(index: RepoIndex, options: BuildOptions, thread: ParseThread): Promise<BuildReport> {
   const started = performance.now();
   // An index that already holds files (a folder added) or a fresh build loads no cache.
   const loads = !options.fresh && index.files.size === 0;
   const roots = new WorkspaceRoots(options.root);
-  // A large cache's load keeps this thread busy: the parser thread walks meanwhile (M14).
-  const walker = loads && (await cachedRecords(options.cacheDir, options.sharedCache)) >= THREAD_WALK_MIN_FILES;
-  const scanning = scanFolders(roots, options, walker ? thread : undefined);
+  // A large cache's load keeps this thread busy: a thread of its own walks meanwhile, and ends with the walk (M14).
+  const walker =
+    loads && (await cachedRecords(options.cacheDir, options.sharedCache)) >= THREAD_WALK_MIN_FILES
+      ? new ParseThread()
+      : undefined;
+  const scanning = scanFolders(roots, options, walker).finally(() => walker?.close());
   scanning.catch(() => undefined);
   const cache: BuildReport['cache'] =
     options.cacheDir && loads ? await loadIndex(index, options.cacheDir) : { ok: false, reason: 'disabled' };
@@ -115,9 +109,9 @@ async function buildWith(index: RepoIndex, options: BuildOptions, thread: ParseT
   let parsed = 0;
   let verified = 0;
   let lastYield = performance.now();
-  const parser = stale.length >= PARSE_THREAD_MIN_FILES ? thread : undefined;
+  const thread = stale.length >= PARSE_THREAD_MIN_FILES ? new ParseThread() : undefined;
   try {
-    const reads = new ReadAhead(stale, (file) => readAndParse(index, roots, file.path, options.maxFileBytes, parser));
+    const reads = new ReadAhead(stale, (file) => readAndParse(index, roots, file.path, options.maxFileBytes, thread));
     for (let i = 0; i < stale.length; i++) {
       options.signal?.throwIfAborted();
       const file = stale[i];
@@ -128,6 +122,9 @@ async function buildWith(index: RepoIndex, options: BuildOptions, thread: ParseT
       if ('skip' in read) {
         skipped.push({ path: file.path, reason: read.skip });
         index.remove(file.path);
+      } else if ('unchanged' in read) {
+        index.confirm(file.path, read.unchanged, file);
+        verified++;
       } else if (await index.update(file.path, read.text, file, false, { hash: read.hash, facts: await read.facts })) {
         parsed++;
       } else {
@@ -139,8 +136,7 @@ async function buildWith(index: RepoIndex, options: BuildOptions, thread: ParseT
       }
     }
   } finally {
-    // Its heap and grammars are freed before the save.
-    await thread.close();
+    await thread?.close();
   }
   index.trimTables();
   await index.reloadLayout();
@@ -170,11 +166,12 @@ const THREAD_WALK_MIN_FILES = 5000;
  */
 const PARSE_THREAD_MIN_FILES = 200;
 
-type ParsedRead = ReadResult & { hash?: string; facts?: Promise<FileFacts | undefined> };
+/** A file's text (with its facts on the way), or the hash of the indexed content it still has. */
+type ParsedRead = (ReadResult & { hash?: string; facts?: Promise<FileFacts | undefined> }) | { unchanged: string };
 
 /**
- * A file's text, and its facts on the way from the parser thread when it is new or changed: a file whose content is
- * the indexed one (a new mtime, a shared cache) is not parsed at all.
+ * A file's text, and its facts on the way from the parser thread when it is new or changed: a file whose bytes are
+ * the indexed ones (a new mtime, a shared cache) is neither decoded nor parsed.
  */
 async function readAndParse(
   index: RepoIndex,
@@ -183,11 +180,15 @@ async function readAndParse(
   maxFileBytes: number | undefined,
   thread: ParseThread | undefined,
 ): Promise<ParsedRead> {
-  const read = await roots.read(key, maxFileBytes);
+  const bytes = roots.readBytes(key, maxFileBytes);
+  if ('skip' in bytes) return bytes;
+  // Hashed as bytes first: a shared cache's start verifies every file, and decoding each was most of its garbage.
+  const known = index.files.get(key)?.hash;
+  if (known !== undefined && SourceLines.hash(bytes.bytes) === known) return { unchanged: known };
+  const read = decodeSource(bytes.bytes);
   if (!thread?.alive || 'skip' in read || !languageForPath(key)?.wasm) return read;
-  // Hashed once: the index is told the hash (a shared cache's start verifies every file).
   const hash = SourceLines.hash(read.text);
-  if (index.files.get(key)?.hash === hash) return { ...read, hash };
+  if (known === hash) return { ...read, hash };
   return { ...read, hash, facts: thread.facts(key, read.text) };
 }
 

@@ -272,19 +272,23 @@ describe('persistence', () => {
       await writeFiles(dir, {
         'café.ts': 'export const menu = "crème brûlée";\n',
         'plain.ts': 'export const a = 1;\n',
+        // Bytes that are not the text they decode to: told unchanged by the text's hash, not the bytes'.
+        'bom.ts': '\uFEFFexport const b = 2;\n',
       });
+      await fs.writeFile(path.join(dir, 'latin1.ts'), Buffer.from('// caf\xe9\nexport const c = 3;\n', 'latin1'));
+      const files = ['café.ts', 'plain.ts', 'bom.ts', 'latin1.ts'];
       const build = async (): Promise<{ parsed: number; verified: number }> => {
         const index = new RepoIndex(dir);
         const { parsed, verified } = await buildIndex(index, { root: dir, cacheDir: cache.dir });
         index.dispose();
         return { parsed, verified };
       };
-      assert.deepEqual(await build(), { parsed: 2, verified: 0 });
+      assert.deepEqual(await build(), { parsed: 4, verified: 0 });
       assert.deepEqual(await build(), { parsed: 0, verified: 0 }, 'size in bytes, as the scan reads it');
       // A branch switched away and back: new mtimes, the same content.
       const later = new Date(Date.now() + 60_000);
-      for (const file of ['café.ts', 'plain.ts']) await fs.utimes(path.join(dir, file), later, later);
-      assert.deepEqual(await build(), { parsed: 0, verified: 2 });
+      for (const file of files) await fs.utimes(path.join(dir, file), later, later);
+      assert.deepEqual(await build(), { parsed: 0, verified: 4 });
       assert.deepEqual(await build(), { parsed: 0, verified: 0 }, 'the renewed mtimes were saved');
     } finally {
       await cleanup();
