@@ -5,6 +5,7 @@
  */
 import { createHash } from 'crypto';
 import { closeSync, openSync, readSync } from 'fs';
+import { VarintReader } from './varint';
 
 export interface ByteSource {
   /** Bytes given so far. */
@@ -24,21 +25,26 @@ export function memorySource(data: Uint8Array, what: string): ByteSource {
 }
 
 class MemorySource implements ByteSource {
-  position = 0;
+  private readonly reader: VarintReader;
 
   constructor(
     private readonly data: Uint8Array,
     private readonly what: string,
-  ) {}
+  ) {
+    this.reader = new VarintReader(data);
+  }
+
+  get position(): number {
+    return this.reader.at;
+  }
 
   get remaining(): number {
-    return this.data.length - this.position;
+    return this.data.length - this.reader.at;
   }
 
   varint(): number {
-    const value = decodeVarint(this.data, this.position);
-    this.position = decodedEnd;
-    if (this.position > this.data.length) throw new Error(`${this.what}: truncated`);
+    const value = this.reader.next();
+    if (this.reader.at > this.data.length) throw new Error(`${this.what}: truncated`);
     return value;
   }
 
@@ -53,8 +59,8 @@ class MemorySource implements ByteSource {
 
   private take(count: number): Uint8Array {
     if (count > this.remaining) throw new Error(`${this.what}: truncated`);
-    this.position += count;
-    return this.data.subarray(this.position - count, this.position);
+    this.reader.at += count;
+    return this.data.subarray(this.reader.at - count, this.reader.at);
   }
 }
 
@@ -93,8 +99,9 @@ export function withFileSection<T>(
 }
 
 class FileSource implements ByteSource {
-  /** Next byte to give in `buffer`, and the end of what it holds. */
-  private at = 0;
+  /** Where the next byte to give lies in `buffer`. */
+  private readonly reader: VarintReader;
+  /** The end of what `buffer` holds. */
   private filled = 0;
   /** Bytes of the section read from the file so far. */
   private read = 0;
@@ -105,10 +112,12 @@ class FileSource implements ByteSource {
     private readonly length: number,
     private readonly buffer: Buffer,
     private readonly what: string,
-  ) {}
+  ) {
+    this.reader = new VarintReader(buffer);
+  }
 
   get position(): number {
-    return this.read - (this.filled - this.at);
+    return this.read - (this.filled - this.reader.at);
   }
 
   get remaining(): number {
@@ -116,10 +125,9 @@ class FileSource implements ByteSource {
   }
 
   varint(): number {
-    if (this.filled - this.at < VARINT_MAX_BYTES) this.refill();
-    const value = decodeVarint(this.buffer, this.at);
-    this.at = decodedEnd;
-    if (this.at > this.filled) throw new Error(`${this.what}: truncated`);
+    if (this.filled - this.reader.at < VARINT_MAX_BYTES) this.refill();
+    const value = this.reader.next();
+    if (this.reader.at > this.filled) throw new Error(`${this.what}: truncated`);
     return value;
   }
 
@@ -127,17 +135,17 @@ class FileSource implements ByteSource {
     const count = this.varint();
     if (count > this.remaining) throw new Error(`${this.what}: truncated`);
     if (count > this.buffer.length) return Buffer.from(this.bytes(count)).toString('utf8');
-    if (this.filled - this.at < count) this.refill();
-    this.at += count;
-    return this.buffer.toString('utf8', this.at - count, this.at);
+    if (this.filled - this.reader.at < count) this.refill();
+    this.reader.at += count;
+    return this.buffer.toString('utf8', this.reader.at - count, this.reader.at);
   }
 
   bytes(count: number): Uint8Array {
     if (count > this.remaining) throw new Error(`${this.what}: truncated`);
     const out = new Uint8Array(count);
-    const buffered = Math.min(count, this.filled - this.at);
-    out.set(this.buffer.subarray(this.at, this.at + buffered));
-    this.at += buffered;
+    const buffered = Math.min(count, this.filled - this.reader.at);
+    out.set(this.buffer.subarray(this.reader.at, this.reader.at + buffered));
+    this.reader.at += buffered;
     for (let done = buffered; done < count;) {
       const read = readSync(this.fd, out, done, count - done, this.offset + this.read);
       if (read === 0) throw new Error(`${this.what}: truncated`);
@@ -149,9 +157,9 @@ class FileSource implements ByteSource {
 
   /** Moves what is left to the buffer's start and fills the rest from the file, as far as the section goes. */
   private refill(): void {
-    this.buffer.copyWithin(0, this.at, this.filled);
-    this.filled -= this.at;
-    this.at = 0;
+    this.buffer.copyWithin(0, this.reader.at, this.filled);
+    this.filled -= this.reader.at;
+    this.reader.at = 0;
     while (this.filled < this.buffer.length && this.read < this.length) {
       const want = Math.min(this.buffer.length - this.filled, this.length - this.read);
       const read = readSync(this.fd, this.buffer, this.filled, want, this.offset + this.read);
@@ -160,19 +168,4 @@ class FileSource implements ByteSource {
       this.read += read;
     }
   }
-}
-
-/** Where the last `decodeVarint` ended: one number returned beside the value, with no object a varint. */
-let decodedEnd = 0;
-
-/** The varint at `at` in `bytes`; sets `decodedEnd` (past the end of `bytes` when they run out). */
-function decodeVarint(bytes: Uint8Array, at: number): number {
-  let byte = bytes[at++];
-  let value = byte & 0x7f;
-  for (let shift = 7; byte & 0x80; shift += 7) {
-    byte = bytes[at++];
-    value |= (byte & 0x7f) << shift;
-  }
-  decodedEnd = at;
-  return value >>> 0;
 }

@@ -28,7 +28,7 @@ export class ParseThread {
   private nextId = 0;
   private gone = false;
 
-  /** The thread starts with the first request: a start whose files are all the cached ones, with no cache, has none. */
+  /** The thread starts with the first request: a build with nothing to parse or walk starts none. */
   constructor(private readonly script = path.join(__dirname, 'parseWorker.js')) {}
 
   private start(): Worker | undefined {
