@@ -1,7 +1,8 @@
 /**
  * A bulk build's parser on a thread of its own (parseWorker.ts): while the index stores one file, the thread parses
  * the next ones, and the parse's garbage (trees, text slices, extraction's temporaries) stays in the thread's heap
- * (decisions-memory.md, M10). While a large cache loads, one walks the workspace (M14). It never fails a build:
+ * (decisions-memory.md, M10). While a large cache loads, one walks the workspace (M14), and reads and hashes it too
+ * when the cache is a shared one (M17). It never fails a build:
  * a file or a walk it cannot answer for, or any once the thread is gone, is answered `undefined` and done by the
  * caller as before.
  */
@@ -10,7 +11,8 @@ import { Worker } from 'worker_threads';
 import type { ScanOptions, ScanResult } from './scan';
 import type { FileFacts } from './types';
 
-export type ThreadRequest = { id: number; path: string; text: string } | { id: number; scan: ScanOptions };
+export type ThreadRequest =
+  { id: number; path: string; text: string } | { id: number; scan: ScanOptions; hash: boolean };
 
 export type ThreadReply =
   { id: number; facts: FileFacts } | { id: number; scan: ScanResult } | { id: number; error: string };
@@ -63,9 +65,12 @@ export class ParseThread {
     return reply && 'facts' in reply ? reply.facts : undefined;
   }
 
-  /** `scanWorkspace(options)` on the thread, or `undefined` when it cannot or the walk failed (the caller walks). */
-  async scan(options: ScanOptions): Promise<ScanResult | undefined> {
-    const reply = await this.ask((id) => ({ id, scan: options }));
+  /**
+   * `scanWorkspace(options)` on the thread, or `undefined` when it cannot or the walk failed (the caller walks).
+   * `hash`: each file found is also read and given its content hash (`hashWalked`).
+   */
+  async scan(options: ScanOptions, hash = false): Promise<ScanResult | undefined> {
+    const reply = await this.ask((id) => ({ id, scan: options, hash }));
     return reply && 'scan' in reply ? reply.scan : undefined;
   }
 

@@ -1,14 +1,14 @@
 /**
  * The parser thread's body (ParseThread, parseThread.ts): parses and extracts each file it is sent and answers with
- * its facts, or walks the workspace it is sent and answers with the listing; or answers with the error, which the
- * build's own parse or walk then meets again and reports as it always has.
+ * its facts, or walks the workspace it is sent and answers with the listing (with each file's hash, when asked); or
+ * answers with the error, which the build's own parse or walk then meets again and reports as it always has.
  */
 import { parentPort } from 'worker_threads';
 import { extractFacts } from './extract';
 import { languageForPath } from './languages';
 import { SourceParser } from './parser';
 import type { ThreadReply, ThreadRequest } from './parseThread';
-import { scanWorkspace } from './scan';
+import { hashWalked, scanWorkspace } from './scan';
 
 const parser = new SourceParser();
 
@@ -24,7 +24,10 @@ async function parse(path: string, text: string) {
 }
 
 async function answer(request: ThreadRequest): Promise<ThreadReply> {
-  if ('scan' in request) return { id: request.id, scan: await scanWorkspace(request.scan) };
+  if ('scan' in request) {
+    const scan = await scanWorkspace(request.scan);
+    return { id: request.id, scan: request.hash ? hashWalked(request.scan, scan) : scan };
+  }
   return { id: request.id, facts: await parse(request.path, request.text) };
 }
 

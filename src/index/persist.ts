@@ -372,24 +372,37 @@ async function appendFile(handle: fs.FileHandle, file: string): Promise<void> {
 
 export type LoadResult = { ok: true } | { ok: false; reason: string };
 
+/** What a start will load, as its cache says before any of it is read (`cachedRecords`). */
+export interface CachedRecords {
+  records: number;
+  /** True when it is the shared cache: the workspace's files then all have other mtimes than its records. */
+  shared: boolean;
+}
+
 /**
  * How many records the cache in `cacheDir`, else the shared cache file, says it holds (0 when neither is there): a
  * look at its metadata or first line only, trusting nothing else (the load checks).
  */
-export async function cachedRecords(cacheDir: string | undefined, sharedCache: string | undefined): Promise<number> {
+export async function cachedRecords(
+  cacheDir: string | undefined,
+  sharedCache: string | undefined,
+): Promise<CachedRecords> {
   const count = (records: unknown): number => (Number.isSafeInteger(records) ? Number(records) : 0);
   try {
     if (cacheDir)
-      return count((JSON.parse(await fs.readFile(path.join(cacheDir, META_FILE), 'utf8')) as CacheMeta).records);
+      return {
+        records: count((JSON.parse(await fs.readFile(path.join(cacheDir, META_FILE), 'utf8')) as CacheMeta).records),
+        shared: false,
+      };
   } catch {
     // No cache of its own: the shared one, if any, is what loads.
   }
   try {
-    if (sharedCache) return count((await readHeader(sharedCache)).content?.records);
+    if (sharedCache) return { records: count((await readHeader(sharedCache)).content?.records), shared: true };
   } catch {
     // Not a cache: the load says why.
   }
-  return 0;
+  return { records: 0, shared: false };
 }
 
 /** Fills `index` from the cache; on any doubt (missing, old, corrupt, other root) it loads nothing. */

@@ -72,11 +72,10 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   const loads = !options.fresh && index.files.size === 0;
   const roots = new WorkspaceRoots(options.root);
   // A large cache's load keeps this thread busy: a thread of its own walks meanwhile, and ends with the walk (M14).
-  const walker =
-    loads && (await cachedRecords(options.cacheDir, options.sharedCache)) >= THREAD_WALK_MIN_FILES
-      ? new ParseThread()
-      : undefined;
-  const scanning = scanFolders(roots, options, walker).finally(() => walker?.close());
+  // A shared cache's records have other mtimes than every file here: that thread also reads and hashes them (M17).
+  const cached = loads ? await cachedRecords(options.cacheDir, options.sharedCache) : undefined;
+  const walker = cached && cached.records >= THREAD_WALK_MIN_FILES ? new ParseThread() : undefined;
+  const scanning = scanFolders(roots, options, walker, cached?.shared).finally(() => walker?.close());
   scanning.catch(() => undefined);
   const cache: BuildReport['cache'] =
     options.cacheDir && loads ? await loadIndex(index, options.cacheDir) : { ok: false, reason: 'disabled' };
@@ -111,7 +110,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   let lastYield = performance.now();
   const thread = stale.length >= PARSE_THREAD_MIN_FILES ? new ParseThread() : undefined;
   try {
-    const reads = new ReadAhead(stale, (file) => readAndParse(index, roots, file.path, options.maxFileBytes, thread));
+    const reads = new ReadAhead(stale, (file) => readAndParse(index, roots, file, options.maxFileBytes, thread));
     for (let i = 0; i < stale.length; i++) {
       options.signal?.throwIfAborted();
       const file = stale[i];
@@ -171,25 +170,26 @@ type ParsedRead = (ReadResult & { hash?: string; facts?: Promise<FileFacts | und
 
 /**
  * A file's text, and its facts on the way from the parser thread when it is new or changed: a file whose bytes are
- * the indexed ones (a new mtime, a shared cache) is neither decoded nor parsed.
+ * the indexed ones (a new mtime, a shared cache) is neither decoded nor parsed, nor read when the walk hashed it.
  */
 async function readAndParse(
   index: RepoIndex,
   roots: WorkspaceRoots,
-  key: string,
+  file: ScannedFile,
   maxFileBytes: number | undefined,
   thread: ParseThread | undefined,
 ): Promise<ParsedRead> {
-  const bytes = roots.readBytes(key, maxFileBytes);
+  const known = index.files.get(file.path)?.hash;
+  if (known !== undefined && file.hash === known) return { unchanged: known };
+  const bytes = roots.readBytes(file.path, maxFileBytes);
   if ('skip' in bytes) return bytes;
   // Hashed as bytes first: a shared cache's start verifies every file, and decoding each was most of its garbage.
-  const known = index.files.get(key)?.hash;
   if (known !== undefined && SourceLines.hash(bytes.bytes) === known) return { unchanged: known };
   const read = decodeSource(bytes.bytes);
-  if (!thread?.alive || 'skip' in read || !languageForPath(key)?.wasm) return read;
+  if (!thread?.alive || 'skip' in read || !languageForPath(file.path)?.wasm) return read;
   const hash = SourceLines.hash(read.text);
   if (known === hash) return { ...read, hash };
-  return { ...read, hash, facts: thread.facts(key, read.text) };
+  return { ...read, hash, facts: thread.facts(file.path, read.text) };
 }
 
 /** Files read while earlier ones are parsed: the build waited on each read in turn (a tenth of a cold build). */
@@ -229,12 +229,13 @@ function forget(index: RepoIndex, seen: Map<string, FileRecord>): void {
 /**
  * Scans each folder by its own rules, its files and skipped paths keyed as the index keys them. A file of a folder
  * nested in another is the inner folder's only, as the editor's events name it; in a multi-root workspace a folder
- * that cannot be read is skipped, the others indexed.
+ * that cannot be read is skipped, the others indexed. `hash`: a thread's walk also hashes each file (`hashWalked`).
  */
 async function scanFolders(
   roots: WorkspaceRoots,
   options: IndexOptions,
   thread?: ParseThread,
+  hash = false,
 ): Promise<{ files: ScannedFile[]; skipped: SkippedPath[] }> {
   const files: ScannedFile[] = [];
   const skipped: SkippedPath[] = [];
@@ -242,7 +243,7 @@ async function scanFolders(
     let scan;
     try {
       const scanOptions = folderScanOptions(options, folder.path);
-      scan = (await thread?.scan(scanOptions)) ?? (await scanWorkspace(scanOptions));
+      scan = (await thread?.scan(scanOptions, hash)) ?? (await scanWorkspace(scanOptions));
     } catch (error) {
       if (!roots.multiple) throw error;
       skipped.push({ path: roots.key(folder, ''), reason: errorReason(error) });

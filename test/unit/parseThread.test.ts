@@ -12,6 +12,7 @@ import { SourceParser } from '../../src/index/parser';
 import { ParseThread } from '../../src/index/parseThread';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { scanWorkspace } from '../../src/index/scan';
+import { SourceLines } from '../../src/index/sourceLines';
 import { buildIndex } from '../../src/index/workspace';
 import { FIXTURES, tempDir, writeFiles } from '../helpers/fixtures';
 
@@ -49,7 +50,17 @@ describe('parser thread', function () {
       const here = await scanWorkspace(options);
       assert.ok(here.files.length > 20 && here.skipped.length > 0);
       assert.deepEqual(await thread.scan(options), here);
-      assert.equal(await thread.scan({ root: path.join(FIXTURES, 'no-such-folder') }), undefined);
+      // Asked to hash (a shared cache's start, M17): the same listing, each file with the hash of its bytes.
+      const hashed = await thread.scan(options, true);
+      assert.deepEqual(
+        hashed?.files.map(({ hash, ...file }) => file),
+        here.files,
+      );
+      for (const file of hashed!.files) {
+        const bytes = await fs.readFile(path.join(options.root, file.path));
+        assert.equal(file.hash, SourceLines.hash(bytes), file.path);
+      }
+      assert.equal(await thread.scan({ root: path.join(FIXTURES, 'no-such-folder') }, true), undefined);
       assert.ok(thread.alive, 'a failed walk leaves the thread to parse');
     } finally {
       await thread.close();

@@ -4,12 +4,12 @@
  */
 import { strict as assert } from 'assert';
 import { spawnSync } from 'child_process';
-import { promises as fs } from 'fs';
+import nodeFs, { promises as fs } from 'fs';
 import * as path from 'path';
 import { cachedRecords, saveSharedIndex } from '../../src/index/persist';
 import { RepoIndex } from '../../src/index/repoIndex';
 import { buildIndex, type BuildReport } from '../../src/index/workspace';
-import { copyFixture, FIXTURES, SHOP, tempDir } from '../helpers/fixtures';
+import { copyFixture, FIXTURES, SHOP, tempDir, writeFiles } from '../helpers/fixtures';
 
 const CLI = path.resolve(__dirname, '../../src/cli.js');
 const USER = 'src/models/user.ts';
@@ -99,17 +99,62 @@ describe('shared index cache', () => {
     });
   });
 
+  it('from 5,000 files, hashes them on the walking thread: a file whose hash matches is not read here', async function () {
+    this.timeout(120_000);
+    const made = await tempDir('repogate-shared-many-');
+    const copy = await tempDir('repogate-shared-many-copy-');
+    // The module's own function, counted while the clone starts: the walking thread's reads are not seen here.
+    const fsModule = nodeFs as unknown as { openSync: (...args: Parameters<typeof nodeFs.openSync>) => number };
+    const open = fsModule.openSync;
+    try {
+      const many: Record<string, string> = {};
+      for (let i = 0; i < 5000; i++) many[`src/p${i % 50}/m${i}.ts`] = `export const v${i} = ${i};\n`;
+      await writeFiles(made.dir, many);
+      const built = new RepoIndex(made.dir);
+      await buildIndex(built, { root: made.dir, fresh: true });
+      const file = path.join(temp.dir, 'many.cache');
+      await saveSharedIndex(built, file);
+      built.dispose();
+      await writeFiles(copy.dir, { ...many, 'src/p1/m1.ts': 'export const changed = 1;\n' });
+      const opened: string[] = [];
+      fsModule.openSync = (...args) => {
+        if (String(args[0]).startsWith(copy.dir)) opened.push(String(args[0]));
+        return open(...args);
+      };
+      await buildClone(copy.dir, file, async (report, index) => {
+        assert.deepEqual(report.sharedCache, { ok: true });
+        assert.equal(report.parsed, 1);
+        assert.equal(report.verified, 4999);
+        assert.equal(index.symbols('changed').length, 1);
+        assert.equal(index.symbols('v1').length, 0);
+      });
+      assert.deepEqual(
+        opened.filter((p) => p.endsWith('.ts')),
+        [path.join(copy.dir, 'src/p1/m1.ts')],
+        'only the changed file is read on the index thread',
+      );
+    } finally {
+      fsModule.openSync = open;
+      await made.cleanup();
+      await copy.cleanup();
+    }
+  });
+
   it('tells how many files a cache holds from its metadata or first line alone, and 0 for anything else', async () => {
-    assert.equal(await cachedRecords(undefined, shared), files);
+    assert.deepEqual(await cachedRecords(undefined, shared), { records: files, shared: true });
     await withClone((dir) =>
       buildClone(dir, shared, async (_report, _index, cacheDir) => {
-        assert.equal(await cachedRecords(cacheDir, undefined), files);
+        assert.deepEqual(await cachedRecords(cacheDir, shared), { records: files, shared: false }, 'its own first');
       }),
     );
     const text = path.join(temp.dir, 'notes.txt');
     await fs.writeFile(text, '{"records": 9}\nnot a cache\n');
-    assert.equal(await cachedRecords(path.join(temp.dir, 'missing'), text), 9, 'a count, which the load then checks');
-    assert.equal(await cachedRecords(temp.dir, path.join(temp.dir, 'missing')), 0);
+    assert.deepEqual(
+      await cachedRecords(path.join(temp.dir, 'missing'), text),
+      { records: 9, shared: true },
+      'a count, which the load then checks',
+    );
+    assert.deepEqual(await cachedRecords(temp.dir, path.join(temp.dir, 'missing')), { records: 0, shared: false });
   });
 
   it('a corrupt, old, foreign or missing shared cache is said, and every file is parsed', async () => {
