@@ -1,7 +1,15 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import type { LanguageSpec } from './languages';
 import { extractImports } from './imports';
-import type { Chunk, ChunkKind, FileFacts, SymbolInfo, SymbolKind, TypeAnnotation } from './types';
+import {
+  chunkId,
+  type Chunk,
+  type ChunkKind,
+  type FileFacts,
+  type SymbolInfo,
+  type SymbolKind,
+  type TypeAnnotation,
+} from './types';
 import { ownString, ownStrings } from './ownStrings';
 import { lineWindows } from './windows';
 
@@ -150,7 +158,8 @@ function addChunk(
   symbols: string[],
 ): void {
   if (!text.trim()) return;
-  const id = `${walk.path}#${startRow}-${endRow}:${kind}`;
+  const range = { start: startRow, end: endRow };
+  const id = chunkId(walk.path, range, kind);
   // Error recovery can yield two declarations over the same rows: one chunk, both names.
   const same = walk.chunks.find((c) => c.id === id);
   if (same) {
@@ -161,7 +170,7 @@ function addChunk(
     id,
     path: walk.path,
     kind,
-    range: { start: startRow, end: endRow },
+    range,
     text,
     symbols,
   });

@@ -3,12 +3,12 @@ import { closeSync, openSync, promises as fs, readSync } from 'fs';
 import * as path from 'path';
 import { withFileSection, type ByteSource } from './byteSource';
 import { fileLines } from './fileLines';
-import type { RepoIndex, TextlessRecord } from './repoIndex';
+import type { RepoIndex, TextlessChunk, TextlessRecord } from './repoIndex';
 import type { Chunk } from './types';
 import { decodeWindowLists } from './windows';
 
 /** Bump whenever FileFacts, chunking, the windows or the lexical tokenizer change: an old cache is then rebuilt. */
-export const CACHE_VERSION = 23;
+export const CACHE_VERSION = 24;
 const BODY_FILE = 'index.jsonl';
 const META_FILE = 'index.meta.json';
 /** The lexical index in its binary form (`RepoIndex.lexicalBinary`), beside the body. */
@@ -155,7 +155,7 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
     const bytes = index.textBytes(record.facts.chunks);
     const line: PersistedRecord = {
       ...record,
-      facts: { ...record.facts, chunks: record.facts.chunks.map(withoutText) },
+      facts: { ...record.facts, chunks: record.facts.chunks.map(persisted) },
       textBytes: bytes.map((b) => b.length),
       ...windows,
     };
@@ -179,8 +179,8 @@ interface BodyEnd {
   frequenciesExact: boolean;
 }
 
-function withoutText(chunk: Chunk): Omit<Chunk, 'text'> {
-  return { id: chunk.id, path: chunk.path, kind: chunk.kind, range: chunk.range, symbols: chunk.symbols };
+function persisted(chunk: Chunk): TextlessChunk {
+  return { kind: chunk.kind, range: chunk.range, symbols: chunk.symbols };
 }
 
 async function writePieces(handle: fs.FileHandle, pieces: Uint8Array[]): Promise<void> {

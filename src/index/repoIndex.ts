@@ -13,7 +13,7 @@ import { identifiers } from './tokenize';
 import { dirOf } from './relPath';
 import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve';
 import { WorkspaceRoots, type IndexRoot } from './roots';
-import type { Chunk, FileFacts, ImportBinding, SymbolInfo } from './types';
+import { chunkId, type Chunk, type FileFacts, type ImportBinding, type SymbolInfo } from './types';
 import { sameStrings, shareStrings } from './sharedStrings';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
@@ -33,9 +33,12 @@ export interface FileRecord extends FileStat {
   data?: string;
 }
 
+/** A chunk as a cache holds it: its text apart, its path the record's, its id made again (`chunkId`). */
+export type TextlessChunk = Omit<Chunk, 'text' | 'id' | 'path'>;
+
 /** A record as a cache holds it: its chunks' texts apart (`RepoIndex.restore`). */
 export type TextlessRecord = Omit<FileRecord, 'facts'> & {
-  facts: Omit<FileFacts, 'chunks'> & { chunks: Omit<Chunk, 'text'>[] };
+  facts: Omit<FileFacts, 'chunks'> & { chunks: TextlessChunk[] };
 };
 
 /** A file's windows and each chunk's where known (`fileAndChunkWindows`, or a cache's). */
@@ -237,10 +240,11 @@ export class RepoIndex {
    * `restoreWindows` adds them all at once.
    */
   restore(record: TextlessRecord, textBytes: readonly number[], textsAt: number, windows: PutWindows | 'later'): void {
-    const { chunks } = record.facts;
+    const { chunks, path } = record.facts;
     if (textBytes.length !== chunks.length) throw new Error(`${chunks.length} chunks, ${textBytes.length} texts`);
     let at = textsAt;
-    const stored = chunks.map((chunk, i) => {
+    const stored = chunks.map(({ kind, range, symbols }, i) => {
+      const chunk = { id: chunkId(path, range, kind), path, kind, range, symbols };
       const attached = this.texts.attach(chunk, at, textBytes[i]);
       at += textBytes[i];
       return attached;

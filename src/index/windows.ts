@@ -1,5 +1,5 @@
 import { identifiers } from './tokenize';
-import type { Chunk } from './types';
+import { chunkId, type Chunk } from './types';
 import { ByteWriter, VarintReader } from './varint';
 import { distinctSorted, type StoredWindow, type Vocabulary } from './windowIndex';
 
@@ -11,11 +11,12 @@ export function lineWindows(filePath: string, text: string, size = 30, stride = 
     const end = Math.min(lines.length, start + size);
     const body = lines.slice(start, end).join('\n');
     if (body.trim()) {
+      const range = { start, end };
       chunks.push({
-        id: `${filePath}#${start}-${end}:window`,
+        id: chunkId(filePath, range, 'window'),
         path: filePath,
         kind: 'window',
-        range: { start, end },
+        range,
         text: body,
         symbols: [],
       });
