@@ -3,6 +3,7 @@ import { closeSync, openSync, promises as fs, readSync } from 'fs';
 import * as path from 'path';
 import { withFileSection, type ByteSource } from './byteSource';
 import { fileLines } from './fileLines';
+import type { PersistedSkip } from './skipMemory';
 import type { RepoIndex, TextlessChunk, TextlessRecord } from './repoIndex';
 import type { Chunk } from './types';
 import { decodeWindowLists } from './windows';
@@ -168,7 +169,7 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
     lexical: binaryPart([...index.lexicalBinary()]),
     windows: binaryPart(exact && !ownWindows ? index.windowsBinary() : []),
   };
-  const end: BodyEnd = { frequenciesExact: exact };
+  const end: BodyEnd = { frequenciesExact: exact, skipped: index.skipped.entries() };
   await body.write(`${JSON.stringify(end)}\n`);
   return { records, ...parts };
 }
@@ -177,6 +178,8 @@ async function writeBody(index: RepoIndex, body: BatchWriter, texts: BatchWriter
 interface BodyEnd {
   /** False when records changed while the body was written: the frequencies (its second line) are then counted. */
   frequenciesExact: boolean;
+  /** Files left out for what they hold, with their stat then (`SkipMemory`); absent in a cache written before. */
+  skipped?: PersistedSkip[];
 }
 
 function persisted(chunk: Chunk): TextlessChunk {
@@ -571,6 +574,7 @@ async function fillBody(index: RepoIndex, meta: PartsMeta, parts: CacheParts, te
   else {
     try {
       if (!end?.frequenciesExact) index.recountFrequencies();
+      index.skipped.restore(end?.skipped);
       withSection(parts.lexical, meta.lexical, 'lexical index', (source) => index.restoreLexical(source));
       if (windowsLater)
         withSection(parts.windows, meta.windows, 'window stores', (source) => index.restoreWindows(source, remap));

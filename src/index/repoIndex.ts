@@ -15,6 +15,7 @@ import { loadProjectLayout, resolveImport, type ProjectLayout } from './resolve'
 import { WorkspaceRoots, type IndexRoot } from './roots';
 import { chunkId, type Chunk, type FileFacts, type ImportBinding, type SymbolInfo } from './types';
 import { sameStrings, shareStrings } from './sharedStrings';
+import { SkipMemory } from './skipMemory';
 import { SourceLines, type IndexedText } from './sourceLines';
 import { compareText, Vocabulary, WindowIndex, WindowQuery, type StoredWindow, type WindowHit } from './windowIndex';
 import { chunkWindows, encodeWindowLists, fileAndChunkWindows } from './windows';
@@ -89,6 +90,8 @@ const SCOPES_KEPT = 4;
 
 export class RepoIndex {
   readonly files = new Map<string, FileRecord>();
+  /** Files left out for what they hold, which a start need not read again while their stat stays (M19). */
+  readonly skipped = new SkipMemory();
   private readonly symbolTable = new Map<string, SymbolRef[]>();
   /** The same for top-level symbols only: a common name's members (thousands of `name`s) are not walked past. */
   private readonly topLevelTable = new Map<string, SymbolRef[]>();
@@ -373,6 +376,7 @@ export class RepoIndex {
     shareStrings(record.facts, (word) => this.vocabulary.canonical(word));
     const filePath = record.facts.path;
     const existed = this.files.has(filePath);
+    this.skipped.forget(filePath);
     this.recordsVersion++;
     // What `exportsVersion` watches is read from the record replaced, which is still in `files`.
     const change = shapeChange(filePath, this.files.get(filePath)?.facts, record.facts);

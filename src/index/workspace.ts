@@ -101,10 +101,16 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   for (const filePath of [...index.files.keys()]) {
     if (!present.has(filePath) && index.remove(filePath)) removed++;
   }
+  index.skipped.keepOnly(present);
   const stale = scan.files.filter((f) => {
     const known = index.files.get(f.path);
-    return !known || known.mtimeMs !== f.mtimeMs || known.size !== f.size;
+    if (known) return known.mtimeMs !== f.mtimeMs || known.size !== f.size;
+    // Left out before for what it holds, and not touched since: left out again unread (M19).
+    const reason = index.skipped.reasonFor(f.path, f);
+    if (reason) skipped.push({ path: f.path, reason });
+    return !reason;
   });
+  let remembered = 0;
   let parsed = 0;
   let verified = 0;
   let lastYield = performance.now();
@@ -121,6 +127,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
       if ('skip' in read) {
         skipped.push({ path: file.path, reason: read.skip });
         index.remove(file.path);
+        if (index.skipped.remember(file.path, file, read.skip)) remembered++;
       } else if ('unchanged' in read) {
         index.confirm(file.path, read.unchanged, file);
         verified++;
@@ -141,7 +148,7 @@ export async function buildIndex(index: RepoIndex, options: BuildOptions): Promi
   await index.reloadLayout();
   let saveError: string | undefined;
   // Verified files got their new mtimes: saved, the next start trusts them without reading.
-  if (options.cacheDir && (parsed > 0 || verified > 0 || removed > 0 || !cache.ok)) {
+  if (options.cacheDir && (parsed > 0 || verified > 0 || removed > 0 || remembered > 0 || !cache.ok)) {
     try {
       await saveIndex(index, options.cacheDir);
     } catch (error) {

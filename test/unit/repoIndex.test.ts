@@ -1,5 +1,5 @@
 import * as assert from 'assert';
-import { promises as fs, readdirSync, readFileSync } from 'fs';
+import nodeFs, { promises as fs, readdirSync, readFileSync } from 'fs';
 import * as path from 'path';
 import { IndexClient } from '../../src/retrieval/indexClient';
 import { saveIndex, loadIndex } from '../../src/index/persist';
@@ -263,6 +263,45 @@ describe('persistence', () => {
       }
       for (const index of [cold, warm, mixed]) index.dispose();
     } finally {
+      await cache.cleanup();
+    }
+  });
+
+  it('a start leaves out unread a file it left out before for what it holds, until the file changes (M19)', async () => {
+    const { dir, cleanup } = await tempDir();
+    const cache = await tempDir();
+    const minified = path.join(dir, 'bundle.js');
+    // The module's own function, counted while the index builds.
+    const fsModule = nodeFs as unknown as { openSync: (...args: Parameters<typeof nodeFs.openSync>) => number };
+    const open = fsModule.openSync;
+    const opened: string[] = [];
+    fsModule.openSync = (...args) => {
+      opened.push(String(args[0]));
+      return open(...args);
+    };
+    try {
+      const line = `var a=${'[1,2,3],'.repeat(200)}0;`;
+      await writeFiles(dir, { 'app.ts': 'export const app = 1;\n', 'bundle.js': `${line}\n${line}\n` });
+      const build = async (): Promise<{ parsed: number; skipped: string[]; read: boolean }> => {
+        opened.length = 0;
+        const index = new RepoIndex(dir);
+        const report = await buildIndex(index, { root: dir, cacheDir: cache.dir });
+        index.dispose();
+        const skipped = report.skipped.map((s) => `${s.path}: ${s.reason}`);
+        return { parsed: report.parsed, skipped, read: opened.includes(minified) };
+      };
+      const left = ['bundle.js: minified'];
+      assert.deepEqual(await build(), { parsed: 1, skipped: left, read: true });
+      assert.deepEqual(await build(), { parsed: 0, skipped: left, read: false }, 'remembered in the cache');
+      await fs.writeFile(minified, 'export const readable = 2;\n');
+      assert.deepEqual(await build(), { parsed: 1, skipped: [], read: true }, 'changed: read and indexed');
+      await fs.writeFile(minified, `${line}\n${line}\n`);
+      await fs.utimes(minified, new Date(Date.now() + 60_000), new Date(Date.now() + 60_000));
+      assert.deepEqual(await build(), { parsed: 0, skipped: left, read: true }, 'minified again: its record goes');
+      assert.deepEqual(await build(), { parsed: 0, skipped: left, read: false });
+    } finally {
+      fsModule.openSync = open;
+      await cleanup();
       await cache.cleanup();
     }
   });
