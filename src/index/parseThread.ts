@@ -2,9 +2,8 @@
  * A bulk build's parser on a thread of its own (parseWorker.ts): while the index stores one file, the thread parses
  * the next ones, and the parse's garbage (trees, text slices, extraction's temporaries) stays in the thread's heap
  * (decisions-memory.md, M10). While a large cache loads, one walks the workspace (M14), and reads and hashes it too
- * when the cache is a shared one (M17). It never fails a build:
- * a file or a walk it cannot answer for, or any once the thread is gone, is answered `undefined` and done by the
- * caller as before.
+ * when the cache is a shared one (M17). It never fails a build: a file or a walk it cannot answer for, or any once the
+ * thread is gone, is answered `undefined` and done by the caller as before.
  */
 import * as path from 'path';
 import { Worker } from 'worker_threads';
